@@ -1,0 +1,4 @@
+export * from './registration.js';
+export * from './pool-key.js';
+export * from './pool.js';
+export * from './errors.js';

@@ -1,0 +1,57 @@
+// What routers read: the listed pool, the pool list and the watch events (CONTRACT.md §5).
+import { z } from 'zod';
+import { capacityItem, location } from './registration.js';
+
+/** The five states of CONTRACT.md §3, plus `absent`: neither side lists the pool (before it is first
+ * seen in full, and after it left); an `absent` pool is kept for /debug only. */
+export const POOL_STATES = ['unregistered', 'one-sided', 'live', 'frontendless', 'lapsed', 'absent'] as const;
+export type PoolState = (typeof POOL_STATES)[number];
+
+/** Only these are listed by GET /pools. */
+export const LISTED_STATES = ['live', 'frontendless'] as const satisfies readonly PoolState[];
+export type ListedState = (typeof LISTED_STATES)[number];
+
+export const poolIdSchema = z.object({
+  cluster_id: z.string(),
+  namespace: z.string(),
+  name: z.string(),
+});
+
+export const listedPoolSchema = z.object({
+  cluster_id: z.string(),
+  namespace: z.string(),
+  name: z.string(),
+  model: z.string(),
+  capabilities: z.array(z.string()),
+  capacity: z.array(capacityItem),
+  location,
+  relays: z.array(z.string()),
+  frontends: z.array(z.string()),
+  state: z.enum(LISTED_STATES),
+});
+export type ListedPool = z.infer<typeof listedPoolSchema>;
+
+export const poolListSchema = z.object({
+  complete: z.boolean(),
+  revision: z.string(),
+  pools: z.array(listedPoolSchema),
+});
+export type PoolList = z.infer<typeof poolListSchema>;
+
+export const heartbeatReplySchema = z.object({
+  pool: z.string(),
+  lease_ms: z.number().int().positive(),
+  heartbeat_interval_ms: z.number().int().positive(),
+});
+export type HeartbeatReply = z.infer<typeof heartbeatReplySchema>;
+
+/** SSE events of GET /pools/watch: `event:` is the kind, `data:` the JSON below, `id:` the revision. */
+export const watchEventSchemas = {
+  resync: poolListSchema,
+  upsert: z.object({ revision: z.string(), pool: listedPoolSchema }),
+  delete: z.object({ revision: z.string(), pool: poolIdSchema }),
+} as const;
+export type WatchEvent =
+  | { kind: 'resync'; data: PoolList }
+  | { kind: 'upsert'; data: { revision: string; pool: ListedPool } }
+  | { kind: 'delete'; data: { revision: string; pool: { cluster_id: string; namespace: string; name: string } } };
