@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'store_unavailable'
   | 'not_found'
+  | 'not_ready'
   | 'method_not_allowed'
   | 'internal';
 

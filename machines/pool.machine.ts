@@ -1,0 +1,222 @@
+// The pool state chart (CONTRACT.md §3): one actor per pool key, on every replica.
+//
+// Pure data. Events carry facts from the two sides (the lease from the store, the slices from
+// Kubernetes); root-level handlers record the facts in context, and each state's eventless (`always`)
+// transitions move to the state the facts now call for. A state is therefore never re-entered when an
+// event changes nothing about it, so the two-lease warning is timed from the entry into the condition.
+// Warnings are named actions without an effect here: the join provides them (`machine.provide`).
+//
+//   absent ─▶ unregistered ─▶ live ◀─▶ frontendless      (each of the two listed states:
+//     │  ╲                      ▲   ╲      ▲                ─▶ one-sided when MCS drops the relay,
+//     │   ╲───────────────────▶ │    ╲──▶ lapsed ──▶ absent  ─▶ lapsed when the lease lapses)
+//     └─▶ one-sided ────────────┘
+//
+// `absent` is not one of the contract's five states: it is where an actor starts, and where it goes
+// when neither side lists the pool any more (MCS modes). In `registrations` mode a lapsed pool stays
+// `lapsed`, the only way it leaves. Either way the join keeps a left pool for /debug for a while.
+import { assign, setup } from 'xstate';
+import type { PoolKey, PoolState, Registration } from '../src/contract/index.js';
+
+export type PoolMode = 'registrations' | 'mcs';
+
+/** One transition, for /debug. `at` is the replica's wall clock (ms) when the causing event arrived. */
+export interface PoolTransition {
+  at: number;
+  event: string;
+  from: PoolState;
+  to: PoolState;
+}
+
+export interface PoolContext {
+  key: PoolKey;
+  mode: PoolMode;
+  /** The configured lease, for the two-lease warning delay. */
+  leaseMs: number;
+  historyLimit: number;
+  /** The lease side: never seen, live, or lapsed (forgotten again once the pool is absent). */
+  lease: 'none' | 'live' | 'lapsed';
+  registration: Registration | null;
+  /** The lease's deadline on the store's clock, as of its last logged change. */
+  leaseDeadlineMs: number | null;
+  /** MCS side: Ready PoolRelay endpoints, and frontends from `<name>-frontend` slices. */
+  relays: string[];
+  mcsFrontends: string[];
+  frontendSlicesWithPort: boolean;
+  /** The current state (mirrors the snapshot's value, so entry actions know where they came from). */
+  state: PoolState;
+  /** When the current state was entered (wall clock ms). */
+  since: number;
+  history: PoolTransition[];
+}
+
+export type PoolEvent =
+  | { type: 'LEASE_UPSERT'; at: number; registration: Registration; deadlineMs: number }
+  | { type: 'LEASE_LAPSED'; at: number }
+  /** The MCS side of the pool in one event (relays and frontends change together on a relist, and a
+   * pool must not pass through `frontendless` on its way out). Empty lists: MCS lists nothing for it. */
+  | { type: 'SLICES'; at: number; relays: string[]; frontends: string[]; frontendSlicesWithPort: boolean };
+
+export interface PoolInput {
+  key: PoolKey;
+  mode: PoolMode;
+  leaseMs: number;
+  /** Wall clock ms of creation. */
+  at: number;
+  historyLimit?: number;
+}
+
+export const DEFAULT_HISTORY_LIMIT = 50;
+
+/** The frontends a listed pool offers: from the registration in `registrations` mode, from MCS otherwise. */
+export function frontendsOf(context: PoolContext): string[] {
+  if (context.mode === 'registrations') return context.registration?.frontends ?? [];
+  return context.mcsFrontends;
+}
+
+/** The state the facts call for. Every guard below is one comparison with it. */
+export function classify(context: PoolContext): PoolState {
+  const leaseLive = context.lease === 'live';
+  const served = frontendsOf(context).length > 0 ? 'live' : 'frontendless';
+  if (context.mode === 'registrations') {
+    if (leaseLive) return served;
+    return context.lease === 'lapsed' ? 'lapsed' : 'absent';
+  }
+  const relayReady = context.relays.length > 0;
+  if (leaseLive) return relayReady ? served : 'one-sided';
+  if (relayReady) return context.lease === 'lapsed' ? 'lapsed' : 'unregistered';
+  return 'absent';
+}
+
+const is =
+  (state: PoolState) =>
+  ({ context }: { context: PoolContext }): boolean =>
+    classify(context) === state;
+
+export const poolMachine = setup({
+  types: {
+    context: {} as PoolContext,
+    events: {} as PoolEvent,
+    input: {} as PoolInput,
+  },
+  guards: {
+    isUnregistered: is('unregistered'),
+    isOneSided: is('one-sided'),
+    isLive: is('live'),
+    isFrontendless: is('frontendless'),
+    isLapsed: is('lapsed'),
+    isAbsent: is('absent'),
+    /** A lapsed pool is worth a warning only where MCS still lists it; in `registrations` mode it simply left. */
+    listedByMcs: ({ context }) => context.mode === 'mcs',
+  },
+  delays: {
+    /** Two lease durations: how long a pool may stay unlisted while one side lists it before a warning. */
+    twoLeases: ({ context }) => 2 * context.leaseMs,
+  },
+  actions: {
+    recordLease: assign(({ event }) => {
+      if (event.type !== 'LEASE_UPSERT') return {};
+      return { lease: 'live' as const, registration: event.registration, leaseDeadlineMs: event.deadlineMs };
+    }),
+    recordLapse: assign({ lease: 'lapsed' as const, leaseDeadlineMs: null }),
+    recordSlices: assign(({ event }) =>
+      event.type === 'SLICES'
+        ? { relays: event.relays, mcsFrontends: event.frontends, frontendSlicesWithPort: event.frontendSlicesWithPort }
+        : {},
+    ),
+    /** Entry of every state: append (time, event, from, to) to the bounded history. */
+    recordTransition: assign(({ context, event }, params: { to: PoolState }) => {
+      if (context.state === params.to) return {};
+      const at = 'at' in event && typeof event.at === 'number' ? event.at : context.since;
+      const entry: PoolTransition = { at, event: event.type, from: context.state, to: params.to };
+      const history = [...context.history, entry];
+      if (history.length > context.historyLimit) history.splice(0, history.length - context.historyLimit);
+      return { state: params.to, since: at, history };
+    }),
+    /** A pool that left (MCS modes) forgets its lapsed lease: a Ready relay seen later is `unregistered`. */
+    forgetLapsedLease: assign(({ context }) => (context.lease === 'lapsed' ? { lease: 'none' as const } : {})),
+    // Effects, provided by the join: the warnings of CONTRACT.md §3.
+    warnStuck: (_args, _params: { state: 'unregistered' | 'one-sided' | 'lapsed' }) => {},
+    warnFrontendless: () => {},
+  },
+}).createMachine({
+  id: 'pool',
+  context: ({ input }) => ({
+    key: input.key,
+    mode: input.mode,
+    leaseMs: input.leaseMs,
+    historyLimit: input.historyLimit ?? DEFAULT_HISTORY_LIMIT,
+    lease: 'none',
+    registration: null,
+    leaseDeadlineMs: null,
+    relays: [],
+    mcsFrontends: [],
+    frontendSlicesWithPort: false,
+    state: 'absent',
+    since: input.at,
+    history: [],
+  }),
+  initial: 'absent',
+  on: {
+    LEASE_UPSERT: { actions: 'recordLease' },
+    LEASE_LAPSED: { actions: 'recordLapse' },
+    SLICES: { actions: 'recordSlices' },
+  },
+  states: {
+    absent: {
+      entry: [{ type: 'recordTransition', params: { to: 'absent' } }, 'forgetLapsedLease'],
+      always: [
+        { guard: 'isUnregistered', target: 'unregistered' },
+        { guard: 'isOneSided', target: 'one-sided' },
+        { guard: 'isLive', target: 'live' },
+        { guard: 'isFrontendless', target: 'frontendless' },
+      ],
+    },
+    unregistered: {
+      entry: { type: 'recordTransition', params: { to: 'unregistered' } },
+      after: { twoLeases: { actions: { type: 'warnStuck', params: { state: 'unregistered' } } } },
+      always: [
+        { guard: 'isLive', target: 'live' },
+        { guard: 'isFrontendless', target: 'frontendless' },
+        { guard: 'isAbsent', target: 'absent' },
+      ],
+    },
+    'one-sided': {
+      entry: { type: 'recordTransition', params: { to: 'one-sided' } },
+      after: { twoLeases: { actions: { type: 'warnStuck', params: { state: 'one-sided' } } } },
+      always: [
+        { guard: 'isLive', target: 'live' },
+        { guard: 'isFrontendless', target: 'frontendless' },
+        { guard: 'isAbsent', target: 'absent' },
+      ],
+    },
+    live: {
+      entry: { type: 'recordTransition', params: { to: 'live' } },
+      always: [
+        { guard: 'isFrontendless', target: 'frontendless' },
+        { guard: 'isOneSided', target: 'one-sided' },
+        { guard: 'isLapsed', target: 'lapsed' },
+      ],
+    },
+    frontendless: {
+      entry: [{ type: 'recordTransition', params: { to: 'frontendless' } }, 'warnFrontendless'],
+      always: [
+        { guard: 'isLive', target: 'live' },
+        { guard: 'isOneSided', target: 'one-sided' },
+        { guard: 'isLapsed', target: 'lapsed' },
+      ],
+    },
+    lapsed: {
+      entry: { type: 'recordTransition', params: { to: 'lapsed' } },
+      after: {
+        twoLeases: { guard: 'listedByMcs', actions: { type: 'warnStuck', params: { state: 'lapsed' } } },
+      },
+      always: [
+        { guard: 'isLive', target: 'live' },
+        { guard: 'isFrontendless', target: 'frontendless' },
+        { guard: 'isAbsent', target: 'absent' },
+      ],
+    },
+  },
+});
+
+export type PoolMachine = typeof poolMachine;

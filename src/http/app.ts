@@ -1,0 +1,58 @@
+// The Hono app: every route of CONTRACT.md §5, one error renderer. No socket here (server.ts listens),
+// so tests drive it with app.request().
+import { Hono } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { Logger } from 'pino';
+import type { Join } from '../join/join.js';
+import type { RegistrationStore } from '../store/types.js';
+import { debugRoutes } from './debug.js';
+import { ApiError, errorResponse } from './errors.js';
+import type { HeartbeatDeps } from './heartbeat.js';
+import { opsRoutes } from './ops.js';
+import { poolsRoutes } from './pools.js';
+
+export interface AppDeps {
+  join: Join;
+  store: RegistrationStore;
+  logger: Logger;
+  leaseMs: number;
+  heartbeatIntervalMs: number;
+  authTokens?: readonly string[];
+  /** SSE keep-alive comment period (default 15 s, the contract's bound). */
+  keepAliveMs?: number;
+  onHeartbeat?: HeartbeatDeps['onOutcome'];
+  onSubscribers?: (count: number) => void;
+  /** Aborted when the server drains (ends every watch stream). */
+  shutdown?: AbortSignal;
+}
+
+export function createApp(deps: AppDeps): Hono {
+  const app = new Hono();
+  app.route(
+    '/',
+    poolsRoutes({
+      view: deps.join.view,
+      store: deps.store,
+      leaseMs: deps.leaseMs,
+      heartbeatIntervalMs: deps.heartbeatIntervalMs,
+      authTokens: deps.authTokens,
+      keepAliveMs: deps.keepAliveMs ?? 15_000,
+      onOutcome: deps.onHeartbeat,
+      onSubscribers: deps.onSubscribers,
+      shutdown: deps.shutdown,
+    }),
+  );
+  app.route('/', opsRoutes(deps.join));
+  app.route('/', debugRoutes(deps.join));
+  app.notFound((c) => errorResponse(404, 'not_found', `no route ${c.req.method} ${c.req.path}`));
+  app.onError((error, c) => {
+    if (error instanceof ApiError) return c.json(error.body(), error.status);
+    if (error instanceof HTTPException) {
+      // Hono middleware (bearerAuth) that already built a contract Response.
+      return error.getResponse();
+    }
+    deps.logger.error({ err: error, method: c.req.method, path: c.req.path }, 'request failed');
+    return errorResponse(500, 'internal', 'internal error');
+  });
+  return app;
+}

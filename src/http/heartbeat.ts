@@ -1,0 +1,62 @@
+// POST /pools: a PoolRelay's heartbeat. Checks run in the order a client can fix them: type, size,
+// JSON, fields; only a request that passes every check reaches the store, so a refusal changes nothing.
+import type { Context } from 'hono';
+import { describeIssue, poolKey, registrationSchema, type HeartbeatReply } from '../contract/index.js';
+import { StoreUnavailableError, type RegistrationStore } from '../store/types.js';
+import { ApiError } from './errors.js';
+
+export interface HeartbeatDeps {
+  store: RegistrationStore;
+  leaseMs: number;
+  heartbeatIntervalMs: number;
+  onOutcome?: (outcome: 'ok' | 'invalid' | 'unauthorized' | 'unavailable') => void;
+}
+
+/**
+ * JSON media types. `application/x-www-form-urlencoded` is taken as JSON too: it is what `curl -d` labels
+ * every body with, and the body is still parsed strictly as JSON (a real form is refused as invalid_json).
+ */
+function isJsonType(contentType: string | undefined): boolean {
+  if (!contentType) return false;
+  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  return type === 'application/json' || /^application\/[\w.+-]+\+json$/.test(type) || type === 'application/x-www-form-urlencoded';
+}
+
+export function heartbeatHandler(deps: HeartbeatDeps) {
+  return async function heartbeat(c: Context): Promise<Response> {
+    if (!isJsonType(c.req.header('content-type'))) {
+      deps.onOutcome?.('invalid');
+      throw new ApiError(415, 'unsupported_media_type', 'the body must be JSON (Content-Type: application/json)');
+    }
+    const text = await c.req.text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch (error) {
+      deps.onOutcome?.('invalid');
+      throw new ApiError(400, 'invalid_json', `the body is not valid JSON: ${(error as Error).message}`);
+    }
+    const parsed = registrationSchema.safeParse(body);
+    if (!parsed.success) {
+      deps.onOutcome?.('invalid');
+      const { code, field, message } = describeIssue(parsed.error.issues);
+      throw new ApiError(400, code, message, field);
+    }
+    try {
+      await deps.store.heartbeat(parsed.data);
+    } catch (error) {
+      if (error instanceof StoreUnavailableError) {
+        deps.onOutcome?.('unavailable');
+        throw new ApiError(503, 'store_unavailable', `the registration store cannot be reached: ${error.message}`);
+      }
+      throw error;
+    }
+    deps.onOutcome?.('ok');
+    const reply: HeartbeatReply = {
+      pool: poolKey(parsed.data),
+      lease_ms: deps.leaseMs,
+      heartbeat_interval_ms: deps.heartbeatIntervalMs,
+    };
+    return c.json(reply);
+  };
+}

@@ -1,0 +1,44 @@
+// The routers' and PoolRelays' API (CONTRACT.md §5), read like the table:
+//   POST /pools          a PoolRelay's heartbeat
+//   GET  /pools          the listed pools (?model=)
+//   GET  /pools/watch    the same, as Server-Sent Events
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { MAX_BODY_BYTES } from '../contract/index.js';
+import type { ListedView } from '../join/listed-view.js';
+import { tokenAuth } from './auth.js';
+import { ApiError } from './errors.js';
+import { heartbeatHandler, type HeartbeatDeps } from './heartbeat.js';
+import { watchHandler, type WatchDeps } from './watch.js';
+
+export interface PoolsRoutesDeps extends HeartbeatDeps, WatchDeps {
+  view: ListedView;
+  /** Bearer tokens for POST /pools; none configured: open. */
+  authTokens?: readonly string[];
+}
+
+export function poolsRoutes(deps: PoolsRoutesDeps): Hono {
+  const tooLarge = () => {
+    deps.onOutcome?.('invalid');
+    throw new ApiError(413, 'payload_too_large', `the body must be at most ${MAX_BODY_BYTES} bytes`);
+  };
+  const app = new Hono();
+  if (deps.authTokens && deps.authTokens.length > 0) {
+    const auth = tokenAuth({ tokens: deps.authTokens });
+    app.post('/pools', async (c, next) => {
+      try {
+        return await auth(c, next);
+      } catch (error) {
+        deps.onOutcome?.('unauthorized');
+        throw error;
+      }
+    });
+  }
+  return app
+    .post('/pools', bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge }), heartbeatHandler(deps))
+    .get('/pools', (c) => {
+      const model = c.req.query('model');
+      return c.body(deps.view.body(model), 200, { 'content-type': 'application/json' });
+    })
+    .get('/pools/watch', watchHandler(deps));
+}

@@ -1,0 +1,53 @@
+// Listening and draining: the only place a socket is opened. TLS when a certificate is configured.
+import { createServer as createHttpsServer } from 'node:https';
+import { readFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { serve } from '@hono/node-server';
+import type { Hono } from 'hono';
+
+export interface ListenOptions {
+  app: Hono;
+  host: string;
+  port: number;
+  tls?: { certPath: string; keyPath: string };
+}
+
+export interface RunningServer {
+  /** The address actually bound (port 0 picks a free one). */
+  address: AddressInfo;
+  url: string;
+  /** Stop accepting; close idle connections at once and the rest after `graceMs`. */
+  close(graceMs?: number): Promise<void>;
+}
+
+export async function listen(options: ListenOptions): Promise<RunningServer> {
+  const tls = options.tls
+    ? {
+        createServer: createHttpsServer,
+        serverOptions: { cert: await readFile(options.tls.certPath), key: await readFile(options.tls.keyPath) },
+      }
+    : {};
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = serve({ fetch: options.app.fetch, hostname: options.host, port: options.port, ...tls }, () =>
+      resolve(s as Server),
+    ) as Server;
+    s.once('error', reject);
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    address,
+    url: `${options.tls ? 'https' : 'http'}://${host}:${address.port}`,
+    close: (graceMs = 5000) =>
+      new Promise<void>((resolve) => {
+        const force = setTimeout(() => server.closeAllConnections(), graceMs);
+        force.unref();
+        server.close(() => {
+          clearTimeout(force);
+          resolve();
+        });
+        server.closeIdleConnections();
+      }),
+  };
+}

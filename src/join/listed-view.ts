@@ -1,0 +1,157 @@
+// The listed view routers read: only `live` and `frontendless` pools, a revision that grows with every
+// change, completeness, and the change stream published to watchers (CONTRACT.md §5).
+//
+// The list body is serialized once per revision (and model filter) and reused: GET /pools is hot and
+// JSON.stringify of a large list dominates its cost (STACK.md).
+import type { ListedPool, PoolKey, PoolList, WatchEvent } from '../contract/index.js';
+
+export interface Completeness {
+  complete: boolean;
+  /** Why the view may be missing pools, one line per source that is not synced. */
+  reasons: string[];
+}
+
+export type ViewListener = (event: WatchEvent) => void;
+
+export interface ListedViewOptions {
+  /** Prefix of revisions, so they grow across restarts of this replica (default: start time in ms). */
+  epoch?: number;
+}
+
+export class ListedView {
+  private readonly pools = new Map<PoolKey, { pool: ListedPool; json: string }>();
+  private readonly listeners = new Set<ViewListener>();
+  private readonly epoch: number;
+  private seq = 0;
+  private completeness: Completeness = { complete: false, reasons: ['starting'] };
+  private batchDepth = 0;
+  private batchDirty = false;
+  private bodyCache = new Map<string, string>();
+
+  constructor(options: ListedViewOptions = {}) {
+    this.epoch = options.epoch ?? Date.now();
+  }
+
+  get revision(): string {
+    return `${this.epoch}-${this.seq}`;
+  }
+
+  get complete(): boolean {
+    return this.completeness.complete;
+  }
+
+  get reasons(): readonly string[] {
+    return this.completeness.reasons;
+  }
+
+  get size(): number {
+    return this.pools.size;
+  }
+
+  get subscriberCount(): number {
+    return this.listeners.size;
+  }
+
+  /** Set or clear one pool. Publishes `upsert`/`delete` unless inside a batch (a relist). */
+  update(key: PoolKey, pool: ListedPool | null): void {
+    const current = this.pools.get(key);
+    if (pool === null) {
+      if (!current) return;
+      this.pools.delete(key);
+      this.changed({
+        kind: 'delete',
+        data: {
+          revision: '',
+          pool: { cluster_id: current.pool.cluster_id, namespace: current.pool.namespace, name: current.pool.name },
+        },
+      });
+      return;
+    }
+    const json = JSON.stringify(pool);
+    if (current?.json === json) return;
+    this.pools.set(key, { pool, json });
+    this.changed({ kind: 'upsert', data: { revision: '', pool } });
+  }
+
+  /**
+   * Apply a relist: changes inside `fn` are not published one by one; one `resync` follows at the end
+   * (a pool dropped by a relist leaves through it, without a `delete`).
+   */
+  batch(fn: () => void): void {
+    this.batchDepth += 1;
+    try {
+      fn();
+    } finally {
+      this.batchDepth -= 1;
+      if (this.batchDepth === 0) {
+        if (this.batchDirty) this.bump();
+        this.batchDirty = false;
+        this.publish({ kind: 'resync', data: this.list() });
+      }
+    }
+  }
+
+  /** New completeness; a change publishes a `resync`. */
+  setCompleteness(next: Completeness): void {
+    const same =
+      next.complete === this.completeness.complete &&
+      next.reasons.length === this.completeness.reasons.length &&
+      next.reasons.every((r, i) => r === this.completeness.reasons[i]);
+    if (same) return;
+    const completeChanged = next.complete !== this.completeness.complete;
+    this.completeness = { complete: next.complete, reasons: [...next.reasons] };
+    if (completeChanged) {
+      this.bump();
+      this.publish({ kind: 'resync', data: this.list() });
+    }
+  }
+
+  list(model?: string): PoolList {
+    const keys = [...this.pools.keys()].sort();
+    const pools: ListedPool[] = [];
+    for (const key of keys) {
+      const { pool } = this.pools.get(key)!;
+      if (model === undefined || pool.model === model) pools.push(pool);
+    }
+    return { complete: this.completeness.complete, revision: this.revision, pools };
+  }
+
+  /** The GET /pools body, serialized once per revision and filter. */
+  body(model?: string): string {
+    const cacheKey = model === undefined ? '' : `m:${model}`;
+    let body = this.bodyCache.get(cacheKey);
+    if (body === undefined) {
+      body = JSON.stringify(this.list(model));
+      if (this.bodyCache.size > 64) this.bodyCache.clear();
+      this.bodyCache.set(cacheKey, body);
+    }
+    return body;
+  }
+
+  subscribe(listener: ViewListener): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  private changed(event: WatchEvent): void {
+    if (this.batchDepth > 0) {
+      this.batchDirty = true;
+      this.bodyCache.clear();
+      return;
+    }
+    this.bump();
+    if (event.kind !== 'resync') event.data.revision = this.revision;
+    this.publish(event);
+  }
+
+  private bump(): void {
+    this.seq += 1;
+    this.bodyCache.clear();
+  }
+
+  private publish(event: WatchEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+}
