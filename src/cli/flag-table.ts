@@ -1,0 +1,306 @@
+// The flags of `poolscope serve` (CONTRACT.md §6) as data: name, group, help text, and the rule each
+// value must meet. The parser (flags.ts) and `--help` (help.ts) both read this one table.
+import { accessSync, constants, statSync } from 'node:fs';
+import { isIPv6 } from 'node:net';
+import { DEFAULT_CONFIG, type PoolDiscovery, type RegistrationStorage, type ServeConfig } from './config.js';
+
+export type FlagGroup = 'general' | 'storage' | 'redis' | 'mcs' | 'tls-auth';
+
+export interface FlagSpec {
+  /** Without the leading dashes, e.g. `lease-duration-secs`. */
+  name: string;
+  group: FlagGroup;
+  /** Placeholder shown by `--help`, e.g. `SECS`. */
+  valueName: string;
+  summary: string;
+  /** The default as `--help` shows it; undefined when there is none. */
+  defaultText: string | undefined;
+  /** The ServeConfig field the flag sets; the mode-group rule compares it with DEFAULT_CONFIG. */
+  field: keyof ServeConfig;
+  /** Validates a non-empty value and writes it into `draft`; returns the broken rule, if any. */
+  apply(value: string, draft: ServeConfig): string | undefined;
+}
+
+const POOL_DISCOVERIES: readonly PoolDiscovery[] = ['registrations', 'mcs', 'karmada'];
+const REGISTRATION_STORAGES: readonly RegistrationStorage[] = ['memory', 'redis'];
+const REDIS_URL_SCHEMES = ['redis://', 'rediss://', 'redis+sentinel://', 'redis+cluster://', 'rediss+cluster://'];
+const MAX_LEASE_MS = 86_400_000;
+// setTimeout fires at once for delays above 2^31 - 1 ms, so a larger command timeout would be no timeout.
+const MAX_TIMER_MS = 2_147_483_647;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+export const SERVE_FLAGS: readonly FlagSpec[] = [
+  {
+    name: 'listen',
+    group: 'general',
+    valueName: 'HOST:PORT',
+    summary: 'address to listen on; IPv6 in brackets, e.g. [::1]:8080',
+    defaultText: formatListen(DEFAULT_CONFIG.listen),
+    field: 'listen',
+    apply(value, draft) {
+      const listen = parseListen(value);
+      if (typeof listen === 'string') return listen;
+      draft.listen = listen;
+      return undefined;
+    },
+  },
+  {
+    name: 'pool-discovery',
+    group: 'general',
+    valueName: 'MODE',
+    summary: 'registrations (leases alone), mcs or karmada (leases joined with MCS EndpointSlices)',
+    defaultText: DEFAULT_CONFIG.poolDiscovery,
+    field: 'poolDiscovery',
+    apply(value, draft) {
+      if (!isOneOf(value, POOL_DISCOVERIES)) return mustBeOneOf(POOL_DISCOVERIES, value);
+      draft.poolDiscovery = value;
+      return undefined;
+    },
+  },
+  {
+    name: 'heartbeat-interval-secs',
+    group: 'general',
+    valueName: 'SECS',
+    summary: 'how often PoolRelays are told to heartbeat; > 0 and < the lease',
+    defaultText: formatSecs(DEFAULT_CONFIG.heartbeatIntervalMs),
+    field: 'heartbeatIntervalMs',
+    apply(value, draft) {
+      const ms = parseSecsAsMs(value);
+      if (typeof ms === 'string') return ms;
+      if (ms <= 0) return 'must be greater than 0';
+      draft.heartbeatIntervalMs = ms;
+      return undefined;
+    },
+  },
+  {
+    name: 'lease-duration-secs',
+    group: 'general',
+    valueName: 'SECS',
+    summary: 'how long a registration stays live after its last heartbeat; > 0 and <= 86400',
+    defaultText: formatSecs(DEFAULT_CONFIG.leaseMs),
+    field: 'leaseMs',
+    apply(value, draft) {
+      const ms = parseSecsAsMs(value);
+      if (typeof ms === 'string') return ms;
+      if (ms <= 0) return 'must be greater than 0';
+      if (ms > MAX_LEASE_MS) return `must be at most ${formatSecs(MAX_LEASE_MS)}`;
+      draft.leaseMs = ms;
+      return undefined;
+    },
+  },
+  {
+    name: 'registration-storage',
+    group: 'storage',
+    valueName: 'STORAGE',
+    summary: 'memory (one replica) or redis (any number of replicas sharing leases)',
+    defaultText: DEFAULT_CONFIG.registrationStorage,
+    field: 'registrationStorage',
+    apply(value, draft) {
+      if (!isOneOf(value, REGISTRATION_STORAGES)) return mustBeOneOf(REGISTRATION_STORAGES, value);
+      draft.registrationStorage = value;
+      return undefined;
+    },
+  },
+  {
+    name: 'redis-url',
+    group: 'redis',
+    valueName: 'URL',
+    summary: `required with redis; ${REDIS_URL_SCHEMES.join(', ')}`,
+    defaultText: undefined,
+    field: 'redisUrl',
+    apply(value, draft) {
+      const scheme = REDIS_URL_SCHEMES.find((s) => value.startsWith(s));
+      if (scheme === undefined) return `must start with ${REDIS_URL_SCHEMES.join(', ')}`;
+      if (value.length === scheme.length) return `needs a host after ${scheme}`;
+      if (/\s/.test(value)) return 'must not contain whitespace';
+      draft.redisUrl = value;
+      return undefined;
+    },
+  },
+  {
+    name: 'redis-prefix',
+    group: 'redis',
+    valueName: 'PREFIX',
+    summary: 'Redis key prefix, used as the hash tag {PREFIX} of every key',
+    defaultText: DEFAULT_CONFIG.redisPrefix,
+    field: 'redisPrefix',
+    apply(value, draft) {
+      if (/[{}\s]/.test(value)) return "must not contain '{', '}' or whitespace (it becomes a Redis hash tag)";
+      draft.redisPrefix = value;
+      return undefined;
+    },
+  },
+  {
+    name: 'redis-command-timeout-ms',
+    group: 'redis',
+    valueName: 'MS',
+    summary: 'how long a Redis command may take before the store counts as unreachable',
+    defaultText: String(DEFAULT_CONFIG.redisCommandTimeoutMs),
+    field: 'redisCommandTimeoutMs',
+    apply(value, draft) {
+      if (!/^\d+$/.test(value) || Number(value) <= 0) return `must be a positive integer (got ${quote(value)})`;
+      if (Number(value) > MAX_TIMER_MS) return `must be at most ${MAX_TIMER_MS}`;
+      draft.redisCommandTimeoutMs = Number(value);
+      return undefined;
+    },
+  },
+  {
+    name: 'relay-service-suffix',
+    group: 'mcs',
+    valueName: 'SUFFIX',
+    summary: 'a PoolRelay Service is named <pool><SUFFIX>; write a leading - as --relay-service-suffix=-x',
+    defaultText: DEFAULT_CONFIG.relayServiceSuffix,
+    field: 'relayServiceSuffix',
+    apply(value, draft) {
+      const broken = checkServiceSuffix(value);
+      if (broken === undefined) draft.relayServiceSuffix = value;
+      return broken;
+    },
+  },
+  {
+    name: 'frontend-service-suffix',
+    group: 'mcs',
+    valueName: 'SUFFIX',
+    summary: "a pool's frontend Service is named <pool><SUFFIX>; write a leading - as --frontend-service-suffix=-x",
+    defaultText: DEFAULT_CONFIG.frontendServiceSuffix,
+    field: 'frontendServiceSuffix',
+    apply(value, draft) {
+      const broken = checkServiceSuffix(value);
+      if (broken === undefined) draft.frontendServiceSuffix = value;
+      return broken;
+    },
+  },
+  {
+    name: 'frontend-port-name',
+    group: 'mcs',
+    valueName: 'NAME',
+    summary: 'name of the frontend port in the frontend EndpointSlices',
+    defaultText: DEFAULT_CONFIG.frontendPortName,
+    field: 'frontendPortName',
+    apply(value, draft) {
+      if (!DNS_LABEL.test(value)) return `must be a port name: a DNS label of lowercase letters, digits and '-' (got ${quote(value)})`;
+      draft.frontendPortName = value;
+      return undefined;
+    },
+  },
+  {
+    name: 'namespace',
+    group: 'mcs',
+    valueName: 'NAMESPACE',
+    summary: 'watch EndpointSlices of this namespace only',
+    defaultText: 'all namespaces',
+    field: 'namespace',
+    apply(value, draft) {
+      if (!DNS_LABEL.test(value)) return `must be a namespace name: a DNS label of lowercase letters, digits and '-' (got ${quote(value)})`;
+      draft.namespace = value;
+      return undefined;
+    },
+  },
+  {
+    name: 'tls-cert-path',
+    group: 'tls-auth',
+    valueName: 'PATH',
+    summary: 'PEM certificate to serve HTTPS with; needs --tls-key-path',
+    defaultText: undefined,
+    field: 'tlsCertPath',
+    apply(value, draft) {
+      const broken = checkReadableFile(value);
+      if (broken === undefined) draft.tlsCertPath = value;
+      return broken;
+    },
+  },
+  {
+    name: 'tls-key-path',
+    group: 'tls-auth',
+    valueName: 'PATH',
+    summary: 'PEM private key of the certificate; needs --tls-cert-path',
+    defaultText: undefined,
+    field: 'tlsKeyPath',
+    apply(value, draft) {
+      const broken = checkReadableFile(value);
+      if (broken === undefined) draft.tlsKeyPath = value;
+      return broken;
+    },
+  },
+  {
+    name: 'auth-token-file',
+    group: 'tls-auth',
+    valueName: 'PATH',
+    summary: 'bearer tokens accepted by POST /pools, one a line',
+    defaultText: undefined,
+    field: 'authTokenFile',
+    apply(value, draft) {
+      const broken = checkReadableFile(value);
+      if (broken === undefined) draft.authTokenFile = value;
+      return broken;
+    },
+  },
+];
+
+/** `lease-duration-secs` → `POOLSCOPE_LEASE_DURATION_SECS`. */
+export function envName(spec: Pick<FlagSpec, 'name'>): string {
+  return `POOLSCOPE_${spec.name.toUpperCase().replaceAll('-', '_')}`;
+}
+
+function parseListen(value: string): { host: string; port: number } | string {
+  const bracketed = /^\[([^\]]*)\]:([^:]*)$/.exec(value);
+  const plain = /^([^:[\]]+):([^:]*)$/.exec(value);
+  const match = bracketed ?? plain;
+  if (match === null) {
+    if (value.split(':').length > 2) return `an IPv6 host goes in brackets, e.g. [::1]:8080 (got ${quote(value)})`;
+    return `must be HOST:PORT, e.g. 0.0.0.0:8080 or [::1]:8080 (got ${quote(value)})`;
+  }
+  const host = match[1]!;
+  const portText = match[2]!;
+  if (bracketed !== null && !isIPv6(host)) return `${quote(`[${host}]`)} is not an IPv6 address`;
+  if (/\s/.test(host)) return 'host must not contain whitespace';
+  if (!/^\d{1,5}$/.test(portText) || Number(portText) < 1 || Number(portText) > 65535) {
+    return `port must be an integer from 1 to 65535 (got ${quote(portText)})`;
+  }
+  return { host, port: Number(portText) };
+}
+
+function formatListen(listen: { host: string; port: number }): string {
+  return isIPv6(listen.host) ? `[${listen.host}]:${listen.port}` : `${listen.host}:${listen.port}`;
+}
+
+/** Seconds with at most three decimals (so tests can use 0.5), as a whole number of milliseconds. */
+function parseSecsAsMs(value: string): number | string {
+  const match = /^(\d+)(?:\.(\d{1,3}))?$/.exec(value);
+  if (match === null) return `must be a number of seconds with at most 3 decimals, e.g. 15 or 0.5 (got ${quote(value)})`;
+  return Number(match[1]) * 1000 + Number((match[2] ?? '').padEnd(3, '0'));
+}
+
+export function formatSecs(ms: number): string {
+  return String(ms / 1000);
+}
+
+function checkServiceSuffix(value: string): string | undefined {
+  // The suffix ends a Service name (a DNS label), so it may hold only what such a name may hold.
+  if (!/^[a-z0-9-]+$/.test(value)) return `must hold only lowercase letters, digits and '-' (got ${quote(value)})`;
+  return undefined;
+}
+
+function checkReadableFile(path: string): string | undefined {
+  try {
+    if (!statSync(path).isFile()) return `${quote(path)} is not a file`;
+    accessSync(path, constants.R_OK);
+    return undefined;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    return `cannot read ${quote(path)} (${code})`;
+  }
+}
+
+function isOneOf<T extends string>(value: string, allowed: readonly T[]): value is T {
+  return (allowed as readonly string[]).includes(value);
+}
+
+function mustBeOneOf(allowed: readonly string[], value: string): string {
+  return `must be one of ${allowed.join(', ')} (got ${quote(value)})`;
+}
+
+/** JSON quoting keeps a value with a newline or control character on the refusal's one line. */
+export function quote(value: string): string {
+  return JSON.stringify(value);
+}

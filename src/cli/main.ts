@@ -1,0 +1,103 @@
+// The `poolscope` command line: picks a command from the table below and returns the exit code
+// (bin/poolscope.js sets it). Later commands (relay, pools, simulate) are one more table entry each.
+import { readFile } from 'node:fs/promises';
+import { parseServeFlags } from './flags.js';
+import { helpText, usageText, type CommandSummary } from './help.js';
+
+/** Where the CLI writes and what environment it reads; tests pass their own. */
+export interface CliIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: Record<string, string | undefined>;
+}
+
+interface Command extends CommandSummary {
+  name: string;
+  run(args: string[], io: CliIo): Promise<number>;
+}
+
+const EXIT_USAGE = 2;
+
+const COMMANDS: readonly Command[] = [
+  {
+    name: 'serve',
+    usage: 'serve [flags]',
+    summary: 'run the service (flags below)',
+    async run(args, io) {
+      // A value never starts with '-' in the separate form, so a bare --help here is always a flag.
+      if (args.includes('--help') || args.includes('-h')) return printHelp(io);
+      const parsed = parseServeFlags(args, io.env);
+      if (!parsed.ok) {
+        io.stderr(`poolscope: ${parsed.flag}: ${parsed.message}\n`);
+        return EXIT_USAGE;
+      }
+      const { runServe } = await import('./serve.js');
+      return runServe(parsed.config);
+    },
+  },
+  {
+    name: 'help',
+    usage: 'help',
+    summary: 'print this help',
+    async run(_args, io) {
+      return printHelp(io);
+    },
+  },
+];
+
+/** What the help lists: the commands, and the options that stand in for one. */
+const SUMMARIES: readonly CommandSummary[] = [
+  ...COMMANDS,
+  { usage: '--help, -h', summary: 'print this help' },
+  { usage: '--version', summary: 'print the version' },
+];
+
+const processIo: CliIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  env: process.env,
+};
+
+export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first === undefined) {
+    io.stderr(usageText(SUMMARIES));
+    return EXIT_USAGE;
+  }
+  if (first === '--help' || first === '-h') return printHelp(io);
+  if (first === '--version') {
+    io.stdout(`${await readVersion()}\n`);
+    return 0;
+  }
+  const command = COMMANDS.find((c) => c.name === first);
+  if (command === undefined) {
+    io.stderr(`poolscope: unknown command ${JSON.stringify(first)}\n${usageText(SUMMARIES)}`);
+    return EXIT_USAGE;
+  }
+  return command.run(rest, io);
+}
+
+function printHelp(io: CliIo): number {
+  io.stdout(helpText(SUMMARIES));
+  return 0;
+}
+
+/** The version in package.json, read on demand (no import-time I/O). */
+async function readVersion(): Promise<string> {
+  // This module runs from src/cli (tsx, vitest) or from dist/src/cli (the binary).
+  for (const relative of ['../../package.json', '../../../package.json']) {
+    try {
+      const pkg: unknown = JSON.parse(await readFile(new URL(relative, import.meta.url), 'utf8'));
+      if (isPoolscopePackage(pkg)) return pkg.version;
+    } catch {
+      // Not at this level: try the next one up.
+    }
+  }
+  return 'unknown';
+}
+
+function isPoolscopePackage(pkg: unknown): pkg is { name: 'poolscope'; version: string } {
+  if (typeof pkg !== 'object' || pkg === null) return false;
+  const fields = pkg as Record<string, unknown>;
+  return fields.name === 'poolscope' && typeof fields.version === 'string';
+}

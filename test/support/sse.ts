@@ -1,0 +1,72 @@
+// A minimal Server-Sent Events reader over fetch, for tests of GET /pools/watch: parses `event:`,
+// `data:`, `id:` and comment lines exactly as they come off the wire.
+
+export interface SseMessage {
+  event: string;
+  data: unknown;
+  id: string | undefined;
+}
+
+export class SseReader {
+  readonly messages: SseMessage[] = [];
+  comments = 0;
+  private readonly abort = new AbortController();
+  private done: Promise<void> = Promise.resolve();
+  ended = false;
+
+  static async open(url: string): Promise<SseReader> {
+    const reader = new SseReader();
+    const response = await fetch(url, { signal: reader.abort.signal, headers: { accept: 'text/event-stream' } });
+    if (!response.ok || !response.body) throw new Error(`GET ${url}: ${response.status}`);
+    reader.done = reader.consume(response.body);
+    return reader;
+  }
+
+  of(event: string): SseMessage[] {
+    return this.messages.filter((m) => m.event === event);
+  }
+
+  async close(): Promise<void> {
+    this.abort.abort();
+    await this.done.catch(() => {});
+  }
+
+  private async consume(body: ReadableStream<Uint8Array>): Promise<void> {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of body) {
+        buffer += decoder.decode(chunk, { stream: true });
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          this.parse(block);
+        }
+      }
+    } catch {
+      // aborted by close()
+    } finally {
+      this.ended = true;
+    }
+  }
+
+  private parse(block: string): void {
+    let event = 'message';
+    let id: string | undefined;
+    const data: string[] = [];
+    for (const line of block.split('\n')) {
+      if (line.startsWith(':')) {
+        this.comments += 1;
+        continue;
+      }
+      const colon = line.indexOf(':');
+      const field = colon < 0 ? line : line.slice(0, colon);
+      const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+      if (field === 'event') event = value;
+      else if (field === 'data') data.push(value);
+      else if (field === 'id') id = value;
+    }
+    if (data.length > 0) this.messages.push({ event, data: JSON.parse(data.join('\n')), id });
+  }
+}
