@@ -1,0 +1,90 @@
+// /healthz, /readyz, /debug/pools, unknown routes.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorBodySchema } from '../../src/contract/index.js';
+import { createMemoryStore } from '../../src/store/memory.js';
+import { StoreUnavailableError, type RegistrationStore } from '../../src/store/types.js';
+import { postJson, registration, startTestService, type TestService } from '../support/service.js';
+import { waitFor } from '../support/wait.js';
+
+describe('operations routes', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService({ leaseMs: 300, sweepIntervalMs: 25 });
+  });
+  afterAll(() => svc.stop());
+
+  it('healthz answers 200 and readyz 200 once the store was read', async () => {
+    expect((await fetch(`${svc.url}/healthz`)).status).toBe(200);
+    await waitFor(async () => (await fetch(`${svc.url}/readyz`)).status === 200, { message: 'ready' });
+  });
+
+  it('debug/pools shows a pool with its live → lapsed history, and one pool by key', async () => {
+    await postJson(svc.url, registration({ name: 'debugged' }));
+    const pool = await waitFor(async () => {
+      const body = (await (await fetch(`${svc.url}/debug/pools/us-east-1/llm/debugged`)).json()) as {
+        state: string;
+        history: { event: string; from: string; to: string; at: string }[];
+      };
+      return body.state === 'lapsed' && body;
+    }, { timeoutMs: 2000, message: 'lapsed in /debug/pools' });
+    expect(pool.history.map((h) => [h.event, h.from, h.to])).toEqual([
+      ['LEASE_UPSERT', 'absent', 'live'],
+      ['LEASE_LAPSED', 'live', 'lapsed'],
+    ]);
+    expect(Number.isNaN(Date.parse(pool.history[0]!.at))).toBe(false);
+    const all = (await (await fetch(`${svc.url}/debug/pools`)).json()) as { pools: { pool: string }[] };
+    expect(all.pools.map((p) => p.pool)).toContain('us-east-1/llm/debugged');
+    const missing = await fetch(`${svc.url}/debug/pools/x/y/z`);
+    expect(missing.status).toBe(404);
+    expect(errorBodySchema.parse(await missing.json()).error.code).toBe('not_found');
+  });
+
+  it('answers unknown routes with 404 in the error shape', async () => {
+    const response = await fetch(`${svc.url}/nothing-here`);
+    expect(response.status).toBe(404);
+    expect(errorBodySchema.parse(await response.json()).error.code).toBe('not_found');
+  });
+});
+
+describe('operations routes while the store cannot be read', () => {
+  it('healthz answers 503 naming the store after it was readable once; readyz stays 503 before the first read', async () => {
+    const inner = createMemoryStore({ leaseMs: 300 });
+    let broken = false;
+    let snapshots = 0;
+    const store: RegistrationStore = {
+      kind: inner.kind,
+      forgetsOnRestart: inner.forgetsOnRestart,
+      heartbeat: (r) => inner.heartbeat(r),
+      snapshot: async () => {
+        snapshots += 1;
+        if (broken) throw new StoreUnavailableError('redis at 127.0.0.1:1 does not answer');
+        return inner.snapshot();
+      },
+      async *watch(position, signal) {
+        for await (const event of inner.watch(position, signal)) {
+          if (broken) throw new StoreUnavailableError('redis at 127.0.0.1:1 does not answer');
+          yield event;
+        }
+      },
+      sweep: () => inner.sweep(),
+      close: () => inner.close(),
+    };
+    const svc = await startTestService({ store, leaseMs: 300 });
+    try {
+      await waitFor(async () => (await fetch(`${svc.url}/readyz`)).status === 200);
+      broken = true;
+      // Wake the watch so it notices (a real store's watch fails by itself).
+      await inner.heartbeat({ cluster_id: 'c', namespace: 'n', name: 'x', model: 'm', capabilities: [], capacity: [], location: {}, frontends: [] });
+      const response = await waitFor(async () => {
+        const r = await fetch(`${svc.url}/healthz`);
+        return r.status === 503 && r;
+      });
+      const { error } = errorBodySchema.parse(await response.json());
+      expect(error.code).toBe('store_unavailable');
+      expect(error.message).toMatch(/store cannot be read/);
+      expect(snapshots).toBeGreaterThanOrEqual(1);
+    } finally {
+      await svc.stop();
+    }
+  });
+});

@@ -1,0 +1,84 @@
+// GET /pools and GET /pools/watch: the SSE stream sees resync, upsert on register, delete on lapse,
+// with the same content as GET /pools, and keep-alive comments.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { poolListSchema, watchEventSchemas, type PoolList } from '../../src/contract/index.js';
+import { SseReader } from '../support/sse.js';
+import { postJson, registration, startTestService, type TestService } from '../support/service.js';
+import { waitFor } from '../support/wait.js';
+
+const LEASE_MS = 400;
+
+describe('GET /pools/watch', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService({ leaseMs: LEASE_MS, keepAliveMs: 100, sweepIntervalMs: 25 });
+  });
+  afterAll(() => svc.stop());
+
+  const getPools = async (query = ''): Promise<PoolList> =>
+    poolListSchema.parse(await (await fetch(`${svc.url}/pools${query}`)).json());
+
+  it('streams resync first, upsert on register, delete on lapse, matching GET /pools', async () => {
+    const sse = await SseReader.open(`${svc.url}/pools/watch`);
+    try {
+      await waitFor(() => sse.messages.length >= 1, { message: 'first resync' });
+      expect(sse.messages[0]!.event).toBe('resync');
+      const first = watchEventSchemas.resync.parse(sse.messages[0]!.data);
+      expect(sse.messages[0]!.id).toBe(first.revision);
+      expect(first.pools).toEqual([]);
+
+      expect((await postJson(svc.url, registration())).status).toBe(200);
+      const upsert = await waitFor(() => sse.of('upsert')[0], { message: 'upsert' });
+      const upserted = watchEventSchemas.upsert.parse(upsert.data);
+      expect(upsert.id).toBe(upserted.revision);
+      const listed = await getPools();
+      expect(listed.pools).toEqual([upserted.pool]);
+      expect(listed.revision).toBe(upserted.revision);
+
+      // No more heartbeats: the lease lapses and the watcher gets a delete naming the pool.
+      const deleted = await waitFor(() => sse.of('delete')[0], { timeoutMs: LEASE_MS + 1500, message: 'delete' });
+      const del = watchEventSchemas.delete.parse(deleted.data);
+      expect(del.pool).toEqual({ cluster_id: 'us-east-1', namespace: 'llm', name: 'llama-70b' });
+      expect((await getPools()).pools).toEqual([]);
+      expect(BigInt(del.revision.split('-')[1]!)).toBeGreaterThan(BigInt(upserted.revision.split('-')[1]!));
+
+      // Keep-alive comment lines keep flowing.
+      await waitFor(() => sse.comments >= 2, { message: 'keep-alive comments' });
+    } finally {
+      await sse.close();
+    }
+  });
+
+  it('sends a new resync when completeness changes', async () => {
+    // The memory store's warm-up (one lease after start) has passed by now, so a fresh service shows the change.
+    const fresh = await startTestService({ leaseMs: LEASE_MS, sweepIntervalMs: 25 });
+    try {
+      const sse = await SseReader.open(`${fresh.url}/pools/watch`);
+      const resyncs = await waitFor(() => {
+        const all = sse.of('resync').map((m) => watchEventSchemas.resync.parse(m.data));
+        return all.some((r) => r.complete) && all;
+      }, { timeoutMs: LEASE_MS + 2000, message: 'a complete resync' });
+      expect(resyncs[0]!.complete).toBe(false);
+      await sse.close();
+    } finally {
+      await fresh.stop();
+    }
+  });
+
+  it('filters GET /pools by model', async () => {
+    await postJson(svc.url, registration({ name: 'a', model: 'model-a' }));
+    await postJson(svc.url, registration({ name: 'b', model: 'model-b' }));
+    await waitFor(async () => (await getPools()).pools.length === 2);
+    expect((await getPools('?model=model-a')).pools.map((p) => p.name)).toEqual(['a']);
+    expect((await getPools('?model=nothing')).pools).toEqual([]);
+    expect((await getPools()).pools.map((p) => p.name)).toEqual(['a', 'b']);
+  });
+
+  it('ends watch streams when the service drains', async () => {
+    const fresh = await startTestService({ leaseMs: LEASE_MS });
+    const sse = await SseReader.open(`${fresh.url}/pools/watch`);
+    await waitFor(() => sse.messages.length >= 1);
+    await fresh.stop();
+    await waitFor(() => sse.ended, { message: 'stream end' });
+  });
+});

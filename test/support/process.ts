@@ -1,0 +1,89 @@
+// Run `poolscope` as a child process (the real binary), collect its pino lines, stop it cleanly.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { waitFor } from './wait.js';
+
+export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface PoolscopeProcess {
+  child: ChildProcess;
+  url: string;
+  port: number;
+  /** Parsed pino lines from stdout. */
+  logs: Record<string, unknown>[];
+  stderr: () => string;
+  /** SIGTERM and wait for the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  exited: Promise<number | null>;
+}
+
+/** A free TCP port on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Start `poolscope serve` with `args` (plus `--listen 127.0.0.1:<free port>` unless given) and wait
+ * until /healthz answers. `command` picks how: `npx poolscope` as README says, or `node bin/poolscope.js`.
+ */
+export async function startPoolscope(
+  args: string[],
+  options: { env?: Record<string, string>; via?: 'npx' | 'node'; port?: number } = {},
+): Promise<PoolscopeProcess> {
+  const port = options.port ?? (await freePort());
+  const fullArgs = args.some((a) => a.startsWith('--listen')) ? args : [...args, `--listen=127.0.0.1:${port}`];
+  const [command, prefix] = options.via === 'npx' ? ['npx', ['--no-install', 'poolscope']] : [process.execPath, ['bin/poolscope.js']];
+  const child = spawn(command, [...prefix, 'serve', ...fullArgs], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, POOLSCOPE_LOG_LEVEL: 'debug', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: Record<string, unknown>[] = [];
+  let stdoutBuffer = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    stdoutBuffer += chunk.toString();
+    let nl: number;
+    while ((nl = stdoutBuffer.indexOf('\n')) >= 0) {
+      const line = stdoutBuffer.slice(0, nl);
+      stdoutBuffer = stdoutBuffer.slice(nl + 1);
+      try {
+        logs.push(JSON.parse(line));
+      } catch {
+        logs.push({ unparsed: line });
+      }
+    }
+  });
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  let gone = false;
+  void exited.then(() => (gone = true));
+  await waitFor(
+    async () => {
+      if (gone) throw new Error(`poolscope exited early: ${stderr}`);
+      return (await fetch(`${url}/healthz`)).ok;
+    },
+    { timeoutMs: 15_000, message: `poolscope on ${url}` },
+  );
+  return {
+    child,
+    url,
+    port,
+    logs,
+    stderr: () => stderr,
+    exited,
+    async stop(signal = 'SIGTERM') {
+      if (!gone) child.kill(signal);
+      return exited;
+    },
+  };
+}
