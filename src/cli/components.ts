@@ -2,12 +2,20 @@
 import type { Logger } from 'pino';
 import type { SliceSource } from '../kube/types.js';
 import { createMemoryStore } from '../store/memory.js';
+import { createRedisStore } from '../store/redis/index.js';
 import type { RegistrationStore } from '../store/types.js';
 import type { ServeConfig } from './config.js';
 
-export async function createStoreFor(config: ServeConfig, _logger: Logger): Promise<RegistrationStore> {
+export async function createStoreFor(config: ServeConfig, logger: Logger): Promise<RegistrationStore> {
   if (config.registrationStorage === 'memory') return createMemoryStore({ leaseMs: config.leaseMs });
-  throw new Error('--registration-storage redis: not wired yet');
+  if (!config.redisUrl) throw new Error('--redis-url: required by --registration-storage redis');
+  return createRedisStore({
+    url: config.redisUrl,
+    prefix: config.redisPrefix,
+    leaseMs: config.leaseMs,
+    commandTimeoutMs: config.redisCommandTimeoutMs,
+    logger: logger.child({ component: 'redis-store' }),
+  });
 }
 
 export async function createSliceSourceFor(config: ServeConfig, _logger: Logger): Promise<SliceSource | undefined> {

@@ -1,8 +1,10 @@
 // Run `poolscope` as a child process (the real binary), collect its pino lines, stop it cleanly.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './redis-server.js';
 import { waitFor } from './wait.js';
+
+export { freePort };
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -16,18 +18,6 @@ export interface PoolscopeProcess {
   /** SIGTERM and wait for the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
   exited: Promise<number | null>;
-}
-
-/** A free TCP port on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /**

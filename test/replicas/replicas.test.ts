@@ -1,0 +1,179 @@
+// Three `poolscope serve` processes on one Redis (issue 3): one view from every replica, lapses seen
+// everywhere within lease + 1 s and logged once, a killed replica forgets nothing, and a Redis outage
+// keeps every replica's last view (complete: false) until Redis returns.
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { poolListSchema, type PoolList } from '../../src/contract/index.js';
+import { startPoolscope, type PoolscopeProcess } from '../support/process.js';
+import { randomPrefix, startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
+import { postJson, registration } from '../support/service.js';
+import { SseReader } from '../support/sse.js';
+import { waitFor } from '../support/wait.js';
+
+const LEASE_SECS = 2;
+const LEASE_MS = LEASE_SECS * 1000;
+
+async function getPools(replica: PoolscopeProcess): Promise<PoolList> {
+  return poolListSchema.parse(await (await fetch(`${replica.url}/pools`)).json());
+}
+
+const names = async (replica: PoolscopeProcess) => (await getPools(replica)).pools.map((p) => p.name);
+
+describe('three replicas on one Redis', () => {
+  let redis: PrivateRedis;
+  let prefix: string;
+  let replicas: PoolscopeProcess[];
+  const start = () =>
+    startPoolscope([
+      '--registration-storage=redis',
+      `--redis-url=${redis.url}`,
+      `--redis-prefix=${prefix}`,
+      `--lease-duration-secs=${LEASE_SECS}`,
+      '--heartbeat-interval-secs=0.5',
+      '--redis-command-timeout-ms=300',
+    ]);
+
+  beforeAll(async () => {
+    redis = await startPrivateRedis();
+    prefix = randomPrefix('replicas');
+    replicas = await Promise.all([start(), start(), start()]);
+  });
+  afterAll(async () => {
+    redis?.resume();
+    await Promise.all((replicas ?? []).map((r) => r.stop('SIGKILL')));
+    await redis?.stop();
+  });
+
+  it('shows a heartbeat sent to A on B and C, in GET /pools and on their watch streams', async () => {
+    const [a, b, c] = replicas as [PoolscopeProcess, PoolscopeProcess, PoolscopeProcess];
+    const streams = await Promise.all([SseReader.open(`${b.url}/pools/watch`), SseReader.open(`${c.url}/pools/watch`)]);
+    try {
+      await waitFor(() => streams.every((s) => s.of('resync').length > 0));
+      expect((await postJson(a.url, registration({ name: 'seen-everywhere' }))).status).toBe(200);
+      for (const replica of [a, b, c]) {
+        await waitFor(async () => (await names(replica)).includes('seen-everywhere'), { message: `pool on ${replica.url}` });
+      }
+      for (const stream of streams) {
+        const upsert = await waitFor(() =>
+          stream.of('upsert').find((m) => (m.data as { pool: { name: string } }).pool.name === 'seen-everywhere'),
+        );
+        const listed = (await getPools(b)).pools.find((p) => p.name === 'seen-everywhere');
+        expect((upsert.data as { pool: unknown }).pool).toEqual(listed);
+      }
+    } finally {
+      await Promise.all(streams.map((s) => s.close()));
+    }
+  });
+
+  it('keeps a pool listed on all three under round-robin heartbeats; after they stop it leaves all three within lease + 1 s, lapsed once', async () => {
+    const name = 'round-robin';
+    let lastBeat = 0;
+    const until = Date.now() + 2 * LEASE_MS;
+    let i = 0;
+    while (Date.now() < until) {
+      const replica = replicas[i++ % 3]!;
+      expect((await postJson(replica.url, registration({ name }))).status).toBe(200);
+      lastBeat = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      if (i > 3) for (const r of replicas) expect(await names(r)).toContain(name);
+    }
+    await Promise.all(
+      replicas.map((r) =>
+        waitFor(async () => !(await names(r)).includes(name), { timeoutMs: LEASE_MS + 1500, intervalMs: 20 }),
+      ),
+    );
+    expect(Date.now() - lastBeat).toBeLessThanOrEqual(LEASE_MS + 1000);
+    // The change log holds exactly one lapse for the pool, though all three replicas sweep.
+    const client = new Redis(redis.url);
+    try {
+      const entries = await client.xrange(`{${prefix}}:changes`, '-', '+');
+      const lapses = entries.filter(([, fields]) => {
+        const f = Object.fromEntries(chunk(fields));
+        return f.type === 'lapse' && String(f.key).endsWith(`/${name}`);
+      });
+      expect(lapses).toHaveLength(1);
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it('a replica killed with SIGKILL and restarted lists every live pool on its first complete answer', async () => {
+    const pools = ['k1', 'k2', 'k3'];
+    const beating = keepBeating(replicas[0]!, pools);
+    try {
+      await waitFor(async () => (await names(replicas[1]!)).filter((n) => pools.includes(n)).length === 3);
+      await replicas[2]!.stop('SIGKILL');
+      replicas[2] = await start();
+      const first = await waitFor(async () => {
+        const list = await getPools(replicas[2]!);
+        return list.complete && list;
+      });
+      expect(first.pools.map((p) => p.name)).toEqual(expect.arrayContaining(pools));
+    } finally {
+      await beating.stop();
+    }
+  });
+
+  it('keeps the last view with complete: false while Redis is frozen, answers POST with 503, and converges after Redis returns', async () => {
+    const pools = ['outage-a', 'outage-b'];
+    const beating = keepBeating(replicas[0]!, pools);
+    try {
+      await Promise.all(replicas.map((r) => waitFor(async () => (await names(r)).filter((n) => pools.includes(n)).length === 2)));
+      redis.pause();
+      // Every replica notices within its command timeout and keeps serving the last view.
+      for (const replica of replicas) {
+        const list = await waitFor(async () => {
+          const l = await getPools(replica);
+          return !l.complete && l;
+        }, { timeoutMs: 3000, message: `complete: false on ${replica.url}` });
+        expect(list.pools.map((p) => p.name)).toEqual(expect.arrayContaining(pools));
+      }
+      const refused = await postJson(replicas[1]!.url, registration({ name: 'during-outage' }));
+      expect(refused.status).toBe(503);
+      expect((await fetch(`${replicas[1]!.url}/healthz`)).status).toBe(503);
+      // Shorter than a lease, and still nobody drops a pool (no lapse on a local clock).
+      const frozenUntil = Date.now() + LEASE_MS * 0.75;
+      while (Date.now() < frozenUntil) {
+        for (const replica of replicas) expect(await names(replica)).toEqual(expect.arrayContaining(pools));
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      redis.resume();
+      for (const replica of replicas) {
+        await waitFor(async () => {
+          const l = await getPools(replica);
+          return l.complete && pools.every((p) => l.pools.some((x) => x.name === p));
+        }, { timeoutMs: 10_000, message: `converged on ${replica.url}` });
+      }
+      // The change log is followed again: a new registration reaches every replica.
+      expect((await postJson(replicas[2]!.url, registration({ name: 'after-outage' }))).status).toBe(200);
+      for (const replica of replicas) {
+        await waitFor(async () => (await names(replica)).includes('after-outage'));
+      }
+    } finally {
+      await beating.stop();
+    }
+  });
+});
+
+/** PoolRelays heartbeating `names` to `replica` every 250 ms (retrying through 503s) until stopped. */
+function keepBeating(replica: PoolscopeProcess, pools: string[]): { stop(): Promise<void> } {
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      await Promise.all(pools.map((name) => postJson(replica.url, registration({ name })).catch(() => undefined)));
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+    },
+  };
+}
+
+function chunk(fields: string[]): [string, string][] {
+  const out: [string, string][] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) out.push([fields[i]!, fields[i + 1]!]);
+  return out;
+}
