@@ -1,0 +1,200 @@
+// The two Kubernetes requests of the loop: list EndpointSlices (the typed client) and watch them (a
+// streaming GET with the KubeConfig's own agent, TLS and auth). The library's `Watch` class drops
+// unparsable lines silently, and the loop must see them, so the watch reads the lines itself.
+import http from 'node:http';
+import https from 'node:https';
+import {
+  DiscoveryV1Api,
+  Observable,
+  type KubeConfig,
+  type ObservableMiddleware,
+  type RequestContext,
+  type ResponseContext,
+} from '@kubernetes/client-node';
+import { parseEndpointSlice, type EndpointSlice } from './slice.js';
+
+export interface SliceApiOptions {
+  kubeConfig: KubeConfig;
+  /** Only this namespace's slices; all namespaces when undefined. */
+  namespace?: string;
+}
+
+export interface SliceList {
+  resourceVersion: string;
+  slices: EndpointSlice[];
+  /** Items that do not read as an EndpointSlice (skipped): `namespace/name` or index, and why. */
+  invalid: Array<{ item: string; error: string }>;
+}
+
+export interface WatchRequest {
+  resourceVersion: string;
+  signal: AbortSignal;
+  /** Asks the server to end the watch cleanly after this long. */
+  timeoutSeconds: number;
+  /** The connection counts as dead after this long without a byte. */
+  idleTimeoutMs: number;
+  /** The server accepted the watch (HTTP 200). */
+  onOpen: () => void;
+  /** One non-empty line; return false to close the watch. */
+  onLine: (line: string) => boolean;
+}
+
+export type WatchEnd =
+  /** The server ended the stream (or onLine asked to stop). */
+  | { kind: 'ended'; stoppedByReader: boolean }
+  /** The server refused the watch. */
+  | { kind: 'status'; status: number; body: string }
+  | { kind: 'failed'; error: Error }
+  | { kind: 'aborted' };
+
+const MAX_ERROR_BODY = 4096;
+
+export class SliceApi {
+  private readonly discovery: DiscoveryV1Api;
+
+  constructor(private readonly options: SliceApiOptions) {
+    this.discovery = options.kubeConfig.makeApiClient(DiscoveryV1Api);
+  }
+
+  /** The collection path the watch reads (and the list's, for log lines). */
+  get path(): string {
+    const { namespace } = this.options;
+    return namespace === undefined
+      ? '/apis/discovery.k8s.io/v1/endpointslices'
+      : `/apis/discovery.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/endpointslices`;
+  }
+
+  /** A consistent list (no resourceVersion: read from etcd), and the resourceVersion to watch from. */
+  async list(signal: AbortSignal): Promise<SliceList> {
+    const requestOptions = { middleware: [abortOn(signal)], middlewareMergeStrategy: 'append' as const };
+    const { namespace } = this.options;
+    const reply =
+      namespace === undefined
+        ? await this.discovery.listEndpointSliceForAllNamespaces({}, requestOptions)
+        : await this.discovery.listNamespacedEndpointSlice({ namespace }, requestOptions);
+    const resourceVersion = reply.metadata?.resourceVersion;
+    if (!resourceVersion) throw new Error('EndpointSlice list without metadata.resourceVersion');
+    const slices: EndpointSlice[] = [];
+    const invalid: SliceList['invalid'] = [];
+    reply.items.forEach((item, index) => {
+      const parsed = parseEndpointSlice(item);
+      if ('slice' in parsed) slices.push(parsed.slice);
+      else invalid.push({ item: itemName(item) ?? `#${index}`, error: parsed.error });
+    });
+    return { resourceVersion, slices, invalid };
+  }
+
+  /** One watch request, from `resourceVersion` with bookmarks, until it ends, fails or is aborted. */
+  async watch(request: WatchRequest): Promise<WatchEnd> {
+    const cluster = this.options.kubeConfig.getCurrentCluster();
+    if (!cluster) return { kind: 'failed', error: new Error('the KubeConfig has no current cluster') };
+    const url = new URL(cluster.server + this.path);
+    url.searchParams.set('watch', 'true');
+    url.searchParams.set('resourceVersion', request.resourceVersion);
+    url.searchParams.set('allowWatchBookmarks', 'true');
+    url.searchParams.set('timeoutSeconds', String(request.timeoutSeconds));
+
+    let requestOptions: https.RequestOptions = {};
+    try {
+      await this.options.kubeConfig.applyToHTTPSOptions(requestOptions);
+    } catch (error) {
+      return { kind: 'failed', error: asError(error) };
+    }
+    requestOptions = {
+      ...requestOptions,
+      method: 'GET',
+      headers: { ...requestOptions.headers, accept: 'application/json' },
+      signal: request.signal,
+    };
+    return streamLines(url, requestOptions, request);
+  }
+}
+
+function streamLines(url: URL, requestOptions: https.RequestOptions, request: WatchRequest): Promise<WatchEnd> {
+  return new Promise<WatchEnd>((resolve) => {
+    let settled = false;
+    let stoppedByReader = false;
+    const settle = (end: WatchEnd) => {
+      if (settled) return;
+      settled = true;
+      resolve(request.signal.aborted ? { kind: 'aborted' } : end);
+    };
+    const send = url.protocol === 'https:' ? https.request : http.request;
+    let req: http.ClientRequest;
+    try {
+      req = send(url, requestOptions);
+    } catch (error) {
+      settle({ kind: 'failed', error: asError(error) });
+      return;
+    }
+    req.setTimeout(request.idleTimeoutMs, () => {
+      req.destroy(new Error(`watch connection idle for ${request.idleTimeoutMs} ms`));
+    });
+    req.on('error', (error) => settle({ kind: 'failed', error }));
+    req.on('response', (res) => {
+      res.setEncoding('utf8');
+      if (res.statusCode !== 200) {
+        let body = '';
+        res.on('data', (chunk: string) => {
+          if (body.length < MAX_ERROR_BODY) body += chunk;
+        });
+        res.on('end', () => settle({ kind: 'status', status: res.statusCode ?? 0, body: body.slice(0, MAX_ERROR_BODY) }));
+        res.on('error', (error) => settle({ kind: 'status', status: res.statusCode ?? 0, body: `${body} (${error.message})` }));
+        return;
+      }
+      request.onOpen();
+      res.socket?.setKeepAlive(true, 30_000);
+      let pending = '';
+      const deliver = (line: string): boolean => {
+        if (line.trim() === '' || stoppedByReader) return !stoppedByReader;
+        if (!request.onLine(line)) {
+          stoppedByReader = true;
+          settle({ kind: 'ended', stoppedByReader: true });
+          req.destroy();
+          return false;
+        }
+        return true;
+      };
+      res.on('data', (chunk: string) => {
+        pending += chunk;
+        let newline = pending.indexOf('\n');
+        while (newline !== -1 && !stoppedByReader) {
+          const line = pending.slice(0, newline);
+          pending = pending.slice(newline + 1);
+          if (!deliver(line)) return;
+          newline = pending.indexOf('\n');
+        }
+      });
+      res.on('end', () => {
+        if (pending !== '') deliver(pending);
+        settle({ kind: 'ended', stoppedByReader });
+      });
+      // A connection that drops mid-stream closes without 'end'.
+      res.on('error', (error) => settle({ kind: 'failed', error }));
+      res.on('close', () => {
+        if (!res.complete) settle({ kind: 'failed', error: new Error('watch connection closed mid-stream') });
+      });
+    });
+    req.end();
+  });
+}
+
+/** The typed client has no signal parameter; its request context does. */
+function abortOn(signal: AbortSignal): ObservableMiddleware {
+  return {
+    pre: (context: RequestContext) => {
+      context.setSignal(signal);
+      return new Observable(Promise.resolve(context));
+    },
+    post: (context: ResponseContext) => new Observable(Promise.resolve(context)),
+  };
+}
+
+function itemName(item: unknown): string | undefined {
+  const metadata = (item as { metadata?: { namespace?: unknown; name?: unknown } } | null)?.metadata;
+  return typeof metadata?.name === 'string' ? `${String(metadata.namespace)}/${metadata.name}` : undefined;
+}
+
+export function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

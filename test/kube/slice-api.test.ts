@@ -1,0 +1,163 @@
+// The two requests under the loop: the typed list and the line-reading watch.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { kubeConfigFor } from '../../src/kube/kube-config.js';
+import { SliceApi } from '../../src/kube/slice-api.js';
+import { parseWatchLine } from '../../src/kube/watch-event.js';
+import { fixtureLines } from './helpers.js';
+import { fixtureObject, startFake } from './source-harness.js';
+
+const servers: http.Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+});
+
+/** A server whose watch reply is written in the given chunks, then ended. */
+async function chunkedServer(chunks: string[]): Promise<string> {
+  const server = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    for (const chunk of chunks) res.write(chunk);
+    res.end();
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+function kubeConfigAt(server: string): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromClusterAndUser({ name: 'test', server, skipTLSVerify: true }, { name: 'test' });
+  return kubeConfig;
+}
+
+describe('SliceApi.watch', () => {
+  it('reassembles lines split across chunks, skips blank ones, and reads a last line without newline', async () => {
+    const url = await chunkedServer(['{"type":"BOOK', 'MARK","object":{}}\n\n{"a":', '1}\n{"b":2}']);
+    const api = new SliceApi({ kubeConfig: kubeConfigAt(url) });
+    const lines: string[] = [];
+    let opened = false;
+    const end = await api.watch({
+      resourceVersion: '5',
+      signal: new AbortController().signal,
+      timeoutSeconds: 300,
+      idleTimeoutMs: 5_000,
+      onOpen: () => void (opened = true),
+      onLine: (line) => lines.push(line) > 0,
+    });
+    expect(opened).toBe(true);
+    expect(lines).toEqual(['{"type":"BOOKMARK","object":{}}', '{"a":1}', '{"b":2}']);
+    expect(end).toEqual({ kind: 'ended', stoppedByReader: false });
+  });
+
+  it('stops reading when the reader says so', async () => {
+    const url = await chunkedServer(['{"n":1}\n{"n":2}\n{"n":3}\n']);
+    const api = new SliceApi({ kubeConfig: kubeConfigAt(url) });
+    const lines: string[] = [];
+    const end = await api.watch({
+      resourceVersion: '5',
+      signal: new AbortController().signal,
+      timeoutSeconds: 300,
+      idleTimeoutMs: 5_000,
+      onOpen: () => undefined,
+      onLine: (line) => lines.push(line) < 2,
+    });
+    expect(lines).toEqual(['{"n":1}', '{"n":2}']);
+    expect(end).toEqual({ kind: 'ended', stoppedByReader: true });
+  });
+
+  it('refuses plain http without skipTLSVerify, as the client library does', async () => {
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromClusterAndUser({ name: 'test', server: 'http://127.0.0.1:1', skipTLSVerify: false }, { name: 'test' });
+    const end = await new SliceApi({ kubeConfig }).watch({
+      resourceVersion: '1',
+      signal: new AbortController().signal,
+      timeoutSeconds: 300,
+      idleTimeoutMs: 5_000,
+      onOpen: () => undefined,
+      onLine: () => true,
+    });
+    expect(end.kind).toBe('failed');
+  });
+});
+
+describe('SliceApi.list', () => {
+  it('reads items without kind/apiVersion, and sets aside items that are not EndpointSlices', async () => {
+    const fake = await startFake();
+    fake.add(fixtureObject('mcs/relay-ready.json'));
+    const { addressType: _dropped, ...broken } = fixtureObject('mcs/frontend-ipv4.json');
+    fake.add(broken as ReturnType<typeof fixtureObject>);
+    const list = await new SliceApi({ kubeConfig: fake.kubeConfig() }).list(new AbortController().signal);
+    expect(list.resourceVersion).toBe('1002');
+    expect(list.slices.map((s) => s.metadata.name)).toEqual(['llama-70b-pool-relay-kq7wz']);
+    expect(list.invalid).toEqual([{ item: 'dynamo/llama-70b-frontend-d4bgx', error: expect.stringMatching(/^addressType/) }]);
+    // Only the fields poolscope reads are kept.
+    expect(Object.keys(list.slices[0]!.metadata).sort()).toEqual(['annotations', 'labels', 'name', 'namespace', 'resourceVersion', 'uid']);
+  });
+});
+
+describe('parseWatchLine', () => {
+  it('reads events, bookmarks and the recorded 410 line', () => {
+    const [added, , bookmark] = fixtureLines('mcs/watch.jsonl');
+    expect(parseWatchLine(added!)).toMatchObject({ kind: 'event', type: 'ADDED' });
+    expect(parseWatchLine(bookmark!)).toEqual({ kind: 'bookmark', resourceVersion: '48213600' });
+    expect(parseWatchLine(fixtureLines('watch-expired.jsonl')[0]!)).toEqual({
+      kind: 'error',
+      code: 410,
+      reason: 'Expired',
+      message: 'too old resource version: 48213377 (48219883)',
+    });
+  });
+
+  it('calls anything else unparsable', () => {
+    for (const line of [
+      'not json',
+      '[]',
+      '{"object":{}}',
+      '{"type":"ADDED","object":{"metadata":{"name":"x"}}}',
+      '{"type":"BOOKMARK","object":{"metadata":{}}}',
+      '{"type":"SOMETHING","object":{}}',
+    ]) {
+      expect(parseWatchLine(line).kind, line).toBe('unparsable');
+    }
+  });
+});
+
+describe('kubeConfigFor', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'poolscope-kubeconfig-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'config');
+  writeFileSync(
+    file,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters: [{name: c, cluster: {server: "http://127.0.0.1:6443", insecure-skip-tls-verify: true}}]',
+      'users: [{name: u, user: {token: t}}]',
+      'contexts: [{name: x, context: {cluster: c, user: u}}]',
+      'current-context: x',
+    ].join('\n'),
+  );
+
+  it('loads a given kubeconfig file', () => {
+    expect(kubeConfigFor({ kubeconfigPath: file }).getCurrentCluster()?.server).toBe('http://127.0.0.1:6443');
+  });
+
+  it('loads KUBECONFIG by default', () => {
+    const previous = process.env.KUBECONFIG;
+    process.env.KUBECONFIG = file;
+    try {
+      expect(kubeConfigFor().getCurrentCluster()?.server).toBe('http://127.0.0.1:6443');
+    } finally {
+      if (previous === undefined) delete process.env.KUBECONFIG;
+      else process.env.KUBECONFIG = previous;
+    }
+  });
+});
