@@ -1,6 +1,6 @@
 // Builds the store and the EndpointSlice source a ServeConfig names.
 import type { Logger } from 'pino';
-import type { SliceSource } from '../kube/types.js';
+import { createSliceSource, kubeConfigFor, type SliceSource } from '../kube/index.js';
 import { createMemoryStore } from '../store/memory.js';
 import { createRedisStore } from '../store/redis/index.js';
 import type { RegistrationStore } from '../store/types.js';
@@ -18,7 +18,16 @@ export async function createStoreFor(config: ServeConfig, logger: Logger): Promi
   });
 }
 
-export async function createSliceSourceFor(config: ServeConfig, _logger: Logger): Promise<SliceSource | undefined> {
+/** The EndpointSlice source of mcs/karmada modes, on the default kubeconfig loading (KUBECONFIG, in-cluster). */
+export async function createSliceSourceFor(config: ServeConfig, logger: Logger): Promise<SliceSource | undefined> {
   if (config.poolDiscovery === 'registrations') return undefined;
-  throw new Error(`--pool-discovery ${config.poolDiscovery}: not wired yet`);
+  return createSliceSource({
+    kubeConfig: kubeConfigFor(),
+    mode: config.poolDiscovery,
+    relayServiceSuffix: config.relayServiceSuffix,
+    frontendServiceSuffix: config.frontendServiceSuffix,
+    frontendPortName: config.frontendPortName,
+    namespace: config.namespace,
+    logger: logger.child({ component: 'endpointslices' }),
+  });
 }

@@ -3,6 +3,7 @@
 // the sources, closes the store) and exits 0.
 import { readFile } from 'node:fs/promises';
 import { pino, type Logger } from 'pino';
+import { Observability } from '../debug/observability.js';
 import { createApp } from '../http/app.js';
 import { parseTokenFile } from '../http/auth.js';
 import { listen, type RunningServer } from '../http/server.js';
@@ -20,7 +21,8 @@ export interface ServeHandle {
 /** Start the service (used by the CLI and by tests that want it in-process). */
 export async function startServe(config: ServeConfig, logger: Logger): Promise<ServeHandle> {
   const authTokens = config.authTokenFile ? parseTokenFile(await readFile(config.authTokenFile, 'utf8')) : undefined;
-  const store = await createStoreFor(config, logger);
+  const observability = new Observability();
+  const store = observability.instrument(await createStoreFor(config, logger));
   const slices = await createSliceSourceFor(config, logger);
   const join = new Join({
     poolDiscovery: config.poolDiscovery,
@@ -30,7 +32,9 @@ export async function startServe(config: ServeConfig, logger: Logger): Promise<S
     logger,
     frontendServiceSuffix: config.frontendServiceSuffix,
     frontendPortName: config.frontendPortName,
+    ...observability.joinHooks,
   });
+  observability.attach(join);
   const shutdown = new AbortController();
   const app = createApp({
     join,
@@ -40,6 +44,7 @@ export async function startServe(config: ServeConfig, logger: Logger): Promise<S
     heartbeatIntervalMs: config.heartbeatIntervalMs,
     authTokens,
     shutdown: shutdown.signal,
+    ...observability.appDeps(),
   });
   join.start();
   let server: RunningServer;
@@ -51,6 +56,7 @@ export async function startServe(config: ServeConfig, logger: Logger): Promise<S
       tls: config.tlsCertPath && config.tlsKeyPath ? { certPath: config.tlsCertPath, keyPath: config.tlsKeyPath } : undefined,
     });
   } catch (error) {
+    observability.stop();
     await join.stop();
     await store.close();
     throw error;
@@ -74,6 +80,7 @@ export async function startServe(config: ServeConfig, logger: Logger): Promise<S
         shutdown.abort();
         await server.close();
         await join.stop();
+        observability.stop();
         await store.close();
       })()),
   };
