@@ -133,7 +133,9 @@ export const poolMachine = setup({
       return { state: params.to, since: at, history };
     }),
     /** A pool that left (MCS modes) forgets its lapsed lease: a Ready relay seen later is `unregistered`. */
-    forgetLapsedLease: assign(({ context }) => (context.lease === 'lapsed' ? { lease: 'none' as const } : {})),
+    forgetLapsedLease: assign(({ context }) =>
+      context.mode === 'mcs' && context.lease === 'lapsed' ? { lease: 'none' as const } : {},
+    ),
     // Effects, provided by the join: the warnings of CONTRACT.md §3.
     warnStuck: (_args, _params: { state: 'unregistered' | 'one-sided' | 'lapsed' }) => {},
     warnFrontendless: () => {},
@@ -164,11 +166,15 @@ export const poolMachine = setup({
   states: {
     absent: {
       entry: [{ type: 'recordTransition', params: { to: 'absent' } }, 'forgetLapsedLease'],
+      // A lapse that arrives while MCS lists nothing is forgotten at once, as on entry (MCS modes).
+      on: { LEASE_LAPSED: { actions: ['recordLapse', 'forgetLapsedLease'] } },
       always: [
         { guard: 'isUnregistered', target: 'unregistered' },
         { guard: 'isOneSided', target: 'one-sided' },
         { guard: 'isLive', target: 'live' },
         { guard: 'isFrontendless', target: 'frontendless' },
+        // registrations mode: the lease alone decides, also for a lapse of a lease this replica never saw live.
+        { guard: 'isLapsed', target: 'lapsed' },
       ],
     },
     unregistered: {
@@ -178,6 +184,8 @@ export const poolMachine = setup({
         { guard: 'isLive', target: 'live' },
         { guard: 'isFrontendless', target: 'frontendless' },
         { guard: 'isAbsent', target: 'absent' },
+        // The store logs a lapse of a lease this replica never saw live, while MCS shows the relay.
+        { guard: 'isLapsed', target: 'lapsed' },
       ],
     },
     'one-sided': {

@@ -1,0 +1,124 @@
+// The store feed: snapshot, then the change log; after a failed read, status false with the reason and a
+// growing backoff, then status true again; a log that no longer reaches back means a new snapshot at once.
+import { afterEach, describe, expect, it } from 'vitest';
+import { StoreFeed } from '../../src/join/store-feed.js';
+import { createMemoryStore } from '../../src/store/memory.js';
+import { PositionLostError, StoreUnavailableError, type LeaseEvent, type StoreSnapshot } from '../../src/store/types.js';
+import type { BackoffOptions } from '../../src/util/backoff.js';
+import { registration } from '../machines/pool-events.js';
+import { DelegatingStore, capturingLogger, eventually } from './support.js';
+
+const feeds: StoreFeed[] = [];
+const stores: DelegatingStore[] = [];
+afterEach(async () => {
+  for (const feed of feeds.splice(0)) await feed.stop();
+  for (const store of stores.splice(0)) await store.close();
+});
+
+function startFeed(options: { leaseMs?: number; backoff?: BackoffOptions; sweepIntervalMs?: number } = {}) {
+  const store = new DelegatingStore(createMemoryStore({ leaseMs: options.leaseMs ?? 60_000 }));
+  stores.push(store);
+  const { logger, lines } = capturingLogger('info');
+  const snapshots: StoreSnapshot[] = [];
+  const events: LeaseEvent[] = [];
+  const statuses: Array<{ readable: boolean; reason?: string }> = [];
+  const feed = new StoreFeed({
+    store,
+    logger,
+    backoff: options.backoff ?? { initialMs: 10, maxMs: 40 },
+    sweepIntervalMs: options.sweepIntervalMs ?? 10_000,
+    sink: {
+      snapshot: (snapshot) => snapshots.push(snapshot),
+      event: (event) => events.push(event),
+      status: (readable, reason) => statuses.push(reason === undefined ? { readable } : { readable, reason }),
+    },
+  });
+  feeds.push(feed);
+  const retries = () => lines.filter((l) => 'retry_in_ms' in l).map((l) => l.retry_in_ms as number);
+  return { feed, store, lines, snapshots, events, statuses, retries };
+}
+
+const unavailable = () => new StoreUnavailableError('command timed out after 1000 ms');
+
+describe('StoreFeed', () => {
+  it('reads a snapshot, reports readable, then follows the change log', async () => {
+    const { feed, store, snapshots, events, statuses } = startFeed();
+    await store.heartbeat(registration({ name: 'before' }));
+    feed.start();
+    await eventually(() => expect(statuses).toEqual([{ readable: true }]));
+    expect(snapshots).toHaveLength(1);
+    expect(snapshots[0]!.records.map((r) => r.registration.name)).toEqual(['before']);
+
+    await store.heartbeat(registration({ name: 'after' }));
+    await eventually(() => expect(events).toHaveLength(1));
+    expect(events[0]).toMatchObject({ type: 'upsert', record: { registration: { name: 'after' } } });
+  });
+
+  it('sweeps due leases, so lapses reach the log', async () => {
+    const { feed, store, events } = startFeed({ leaseMs: 100, sweepIntervalMs: 10 });
+    feed.start();
+    await store.heartbeat(registration({ name: 'short' }));
+    await eventually(() => expect(events.map((e) => e.type)).toEqual(['upsert', 'lapse']), 1100);
+    expect(events[1]).toMatchObject({ type: 'lapse', key: 'us-east-1/llm/short' });
+  });
+
+  it('while the store cannot be read: status false with the reason, growing delays, then readable again', async () => {
+    const { feed, store, statuses, retries, snapshots } = startFeed({ backoff: { initialMs: 10, maxMs: 40 } });
+    store.failSnapshots = [unavailable(), unavailable(), unavailable(), unavailable()];
+    feed.start();
+    await eventually(() => expect(statuses.at(-1)).toEqual({ readable: true }));
+
+    const reason = 'store cannot be read: command timed out after 1000 ms';
+    expect(statuses).toEqual([...Array(4).fill({ readable: false, reason }), { readable: true }]);
+    expect(snapshots).toHaveLength(1);
+    expect(store.snapshotCalls).toBe(5);
+
+    // 10, 20, 40, 40 ms, each with up to 20 % jitter, never beyond the cap.
+    const delays = retries();
+    expect(delays).toHaveLength(4);
+    const bases = [10, 20, 40, 40];
+    delays.forEach((delay, i) => {
+      expect(delay).toBeGreaterThanOrEqual(bases[i]!);
+      expect(delay).toBeLessThanOrEqual(Math.min(40, bases[i]! * 1.2));
+    });
+    // Each attempt waited its delay (a timer may fire up to a millisecond early by rounding).
+    const gaps = store.snapshotTimes.slice(1).map((t, i) => t - store.snapshotTimes[i]!);
+    gaps.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(delays[i]! - 2));
+  });
+
+  it('starts the backoff over once the store was read again', async () => {
+    const { feed, store, statuses, retries } = startFeed({ backoff: { initialMs: 10, maxMs: 1000, jitter: 0 } });
+    store.failSnapshots = [unavailable(), unavailable()];
+    store.failWatches = [new StoreUnavailableError('connection reset')];
+    feed.start();
+    await eventually(() => expect(statuses.filter((s) => s.readable)).toHaveLength(2));
+    expect(retries()).toEqual([10, 20, 10]);
+    expect(statuses.map((s) => s.readable)).toEqual([false, false, true, false, true]);
+    expect(statuses[3]).toEqual({ readable: false, reason: 'store cannot be read: connection reset' });
+  });
+
+  it('re-reads a snapshot at once, without backoff or status false, when the log lost its position', async () => {
+    // A backoff this long would outlast the test's deadline.
+    const { feed, store, statuses, snapshots, events, lines } = startFeed({ backoff: { initialMs: 60_000 } });
+    store.failWatches = [new PositionLostError('42')];
+    feed.start();
+    await eventually(() => expect(snapshots).toHaveLength(2), 1000);
+    expect(statuses).toEqual([{ readable: true }, { readable: true }]);
+    expect(lines.some((l) => l.level === 30 && l.position === '42')).toBe(true);
+
+    await store.heartbeat(registration({ name: 'later' }));
+    await eventually(() => expect(events).toHaveLength(1));
+  });
+
+  it('stop() ends the loop during a backoff', async () => {
+    const { feed, store, statuses } = startFeed({ backoff: { initialMs: 60_000 } });
+    store.failSnapshots = [unavailable()];
+    feed.start();
+    await eventually(() => expect(statuses).toHaveLength(1));
+    const stoppedAt = performance.now();
+    await feed.stop();
+    feeds.splice(feeds.indexOf(feed), 1);
+    expect(performance.now() - stoppedAt).toBeLessThan(1000);
+    expect(store.snapshotCalls).toBe(1);
+  });
+});
