@@ -1,0 +1,111 @@
+// The in-process RegistrationStore, for one replica (the embedded default). It forgets every lease on
+// restart, which is why the service reports `complete: false` for one lease after start.
+import { poolKey, type PoolKey, type Registration } from '../contract/index.js';
+import { canonicalJson } from './canonical-json.js';
+import { MemoryChangeLog } from './memory-change-log.js';
+import type { HeartbeatResult, LeaseEvent, LeaseRecord, RegistrationStore, StoreSnapshot } from './types.js';
+import { StoreUnavailableError } from './types.js';
+
+export const DEFAULT_CHANGE_LOG_CAP = 10_000;
+
+export interface MemoryStoreOptions {
+  leaseMs: number;
+  /** The one clock every lease is judged on, in ms. Default: monotonic (not the wall clock, which jumps). */
+  now?: () => number;
+  /** Events kept for watchers that fall behind (default 10,000). */
+  changeLogCap?: number;
+}
+
+interface HeldLease {
+  record: LeaseRecord;
+  /** canonicalJson(registration): a renewal that changes nothing logs nothing. */
+  content: string;
+}
+
+export function createMemoryStore(options: MemoryStoreOptions): RegistrationStore {
+  return new MemoryStore(options);
+}
+
+const monotonicNow = () => performance.timeOrigin + performance.now();
+
+class MemoryStore implements RegistrationStore {
+  readonly kind = 'memory' as const;
+  readonly forgetsOnRestart = true;
+  private readonly leases = new Map<PoolKey, HeldLease>();
+  private readonly log: MemoryChangeLog;
+  private readonly leaseMs: number;
+  private readonly now: () => number;
+  private closed = false;
+
+  constructor(options: MemoryStoreOptions) {
+    if (!(options.leaseMs > 0)) throw new RangeError(`leaseMs must be positive, got ${options.leaseMs}`);
+    this.leaseMs = options.leaseMs;
+    this.now = options.now ?? monotonicNow;
+    this.log = new MemoryChangeLog({ cap: options.changeLogCap ?? DEFAULT_CHANGE_LOG_CAP });
+  }
+
+  async heartbeat(registration: Registration): Promise<HeartbeatResult> {
+    this.assertOpen();
+    const key = poolKey(registration);
+    const nowMs = this.now();
+    const content = canonicalJson(registration);
+    let held = this.leases.get(key);
+    if (held && held.record.deadlineMs <= nowMs) {
+      // Due but not swept yet: the log must still say it lapsed before it says it is back.
+      this.lapse(key, held);
+      held = undefined;
+    }
+    // The record this heartbeat merely renews, if its content is unchanged.
+    const renewed = held !== undefined && held.content === content ? held.record : undefined;
+    const changed = renewed === undefined;
+    const record: LeaseRecord = {
+      key,
+      registration: renewed ? renewed.registration : (JSON.parse(content) as Registration),
+      renewedAtMs: nowMs,
+      leaseMs: this.leaseMs,
+      deadlineMs: nowMs + this.leaseMs,
+      version: renewed ? renewed.version : (held?.record.version ?? 0) + 1,
+    };
+    this.leases.set(key, { record, content });
+    if (changed) this.log.append({ type: 'upsert', record: structuredClone(record) });
+    return { key, leaseMs: this.leaseMs, changed };
+  }
+
+  async snapshot(): Promise<StoreSnapshot> {
+    this.assertOpen();
+    const records = [...this.leases.values()].map((held) => structuredClone(held.record));
+    return { records, position: this.log.position, nowMs: this.now() };
+  }
+
+  watch(position: string, signal: AbortSignal): AsyncIterable<LeaseEvent> {
+    return this.log.follow(position, signal);
+  }
+
+  async sweep(): Promise<number> {
+    this.assertOpen();
+    const nowMs = this.now();
+    let lapsed = 0;
+    for (const [key, held] of this.leases) {
+      if (held.record.deadlineMs <= nowMs) {
+        this.lapse(key, held);
+        lapsed += 1;
+      }
+    }
+    return lapsed;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.log.close();
+  }
+
+  private lapse(key: PoolKey, held: HeldLease): void {
+    this.leases.delete(key);
+    // atMs is when the lease ran out, not when someone noticed.
+    this.log.append({ type: 'lapse', key, atMs: held.record.deadlineMs });
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new StoreUnavailableError('the memory store is closed');
+  }
+}

@@ -1,0 +1,82 @@
+// Opens ioredis clients for a parsed --redis-url. Every client fails fast: no offline queue (a command
+// issued while disconnected is refused at once instead of piling up for a Redis that may never come
+// back), no resending of commands that were in flight when the connection dropped, and every command
+// bounded by the command timeout. Reconnection is ioredis's own, on the service's backoff.
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { Backoff } from '../../util/backoff.js';
+import type { RedisTarget } from './url.js';
+
+export type RedisClient = Redis | Cluster;
+
+export interface OpenRedisClientOptions {
+  target: RedisTarget;
+  /** Bound on every command's reply, ms. */
+  commandTimeoutMs: number;
+  /**
+   * true: reconnect after a loss, 0.8 s doubling to 30 s with jitter. false: a loss ends the client for
+   * good (the change log follower opens a fresh one and re-checks its position instead).
+   */
+  reconnect: boolean;
+  /** Connect on the first command or connect() rather than at once. */
+  lazyConnect?: boolean;
+  /** CLIENT SETNAME, to tell poolscope's connections apart in CLIENT LIST. */
+  connectionName: string;
+}
+
+export function openRedisClient(options: OpenRedisClientOptions): RedisClient {
+  const { target } = options;
+  const retryStrategy = options.reconnect ? reconnectDelays() : () => null;
+  const perConnection = {
+    commandTimeout: options.commandTimeoutMs,
+    connectTimeout: Math.max(options.commandTimeoutMs, 1000),
+    autoResendUnfulfilledCommands: false,
+    // Rejects what was in flight as soon as the connection drops, instead of after N reconnects.
+    maxRetriesPerRequest: 0,
+    connectionName: options.connectionName,
+    username: target.credentials.username,
+    password: target.credentials.password,
+    tls: target.tls ? {} : undefined,
+  } satisfies RedisOptions;
+
+  switch (target.kind) {
+    case 'standalone':
+      return new Redis({
+        ...perConnection,
+        host: target.address.host,
+        port: target.address.port,
+        db: target.db,
+        enableOfflineQueue: false,
+        retryStrategy,
+        lazyConnect: options.lazyConnect ?? false,
+      });
+    case 'sentinel':
+      return new Redis({
+        ...perConnection,
+        sentinels: target.sentinels,
+        name: target.masterName,
+        db: target.db,
+        enableTLSForSentinelMode: target.tls,
+        sentinelCommandTimeout: options.commandTimeoutMs,
+        enableOfflineQueue: false,
+        retryStrategy,
+        lazyConnect: options.lazyConnect ?? false,
+      });
+    case 'cluster':
+      return new Cluster(target.nodes, {
+        redisOptions: perConnection,
+        enableOfflineQueue: false,
+        clusterRetryStrategy: retryStrategy,
+        slotsRefreshTimeout: Math.max(options.commandTimeoutMs, 1000),
+        lazyConnect: options.lazyConnect ?? false,
+      });
+  }
+}
+
+/** ioredis counts attempts from 1 after each successful connection; the delays restart with it. */
+export function reconnectDelays(random: () => number = Math.random): (attempt: number) => number {
+  const backoff = new Backoff({ random });
+  return (attempt) => {
+    if (attempt <= 1) backoff.reset();
+    return backoff.next();
+  };
+}

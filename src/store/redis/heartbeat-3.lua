@@ -1,0 +1,73 @@
+--[[
+  heartbeat: renew (or create) one pool's lease, judged on Redis's clock (TIME).
+  Writes the registration and its deadline together, and logs only what a follower needs: an `upsert`
+  when the pool is new or its content changed, preceded by a `lapse` when the previous lease had already
+  run out without being swept (so the log reads lapse, then upsert, as if the sweep had come first).
+  A plain renewal moves the deadline and logs nothing.
+
+  KEYS[1]  the pool's hash: registration, renewed_at_ms, lease_ms, version
+  KEYS[2]  deadlines: sorted set, member = pool key, score = deadline in ms
+  KEYS[3]  change log: stream of upsert/lapse entries
+  ARGV[1]  pool key (cluster_id/namespace/name): the deadlines member and the `key` of log entries
+  ARGV[2]  registration as canonical JSON
+  ARGV[3]  lease in ms
+  ARGV[4]  TTL of the pool's hash in ms: garbage collection only (a few leases), never liveness
+  ARGV[5]  change log cap (XADD MAXLEN ~)
+
+  Returns {changed, version, renewed_at_ms, upsert_id}
+    changed        1 when an upsert was logged (new pool or changed content), 0 for a plain renewal
+    version        the registration's version after this heartbeat (1 for a new lease)
+    renewed_at_ms  Redis TIME in ms
+    upsert_id      stream id of the logged upsert, "" for a plain renewal
+]]
+local poolHash = KEYS[1]
+local deadlines = KEYS[2]
+local changes = KEYS[3]
+local member = ARGV[1]
+local registration = ARGV[2]
+local leaseMs = tonumber(ARGV[3])
+local gcTtlMs = ARGV[4]
+local cap = ARGV[5]
+
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+
+-- The live lease this heartbeat renews, if any: {registration, lease_ms, version}.
+local live = nil
+local deadline = redis.call('ZSCORE', deadlines, member)
+if deadline then
+  if tonumber(deadline) <= now then
+    redis.call('XADD', changes, 'MAXLEN', '~', cap, '*', 'type', 'lapse', 'key', member, 'at_ms', deadline)
+    redis.call('DEL', poolHash)
+  else
+    live = redis.call('HMGET', poolHash, 'registration', 'lease_ms', 'version')
+    if not live[1] then live = nil end
+  end
+end
+
+local changed = 1
+local version = 1
+if live then
+  version = tonumber(live[3]) or 0
+  if live[1] == registration and tonumber(live[2]) == leaseMs then
+    changed = 0
+  else
+    version = version + 1
+  end
+end
+
+if changed == 1 then
+  redis.call('HSET', poolHash, 'registration', registration, 'renewed_at_ms', now, 'lease_ms', leaseMs,
+    'version', version)
+else
+  redis.call('HSET', poolHash, 'renewed_at_ms', now)
+end
+redis.call('PEXPIRE', poolHash, gcTtlMs)
+redis.call('ZADD', deadlines, now + leaseMs, member)
+
+local upsertId = ''
+if changed == 1 then
+  upsertId = redis.call('XADD', changes, 'MAXLEN', '~', cap, '*', 'type', 'upsert', 'key', member,
+    'registration', registration, 'renewed_at_ms', now, 'lease_ms', leaseMs, 'version', version)
+end
+return {changed, version, now, upsertId}

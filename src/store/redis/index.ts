@@ -1,0 +1,2 @@
+export { createRedisStore, DEFAULT_CHANGE_LOG_CAP, type RedisStoreOptions } from './store.js';
+export { parseRedisUrl, redactRedisUrl, describeRedisTarget, RedisUrlError, type RedisTarget } from './url.js';

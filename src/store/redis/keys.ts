@@ -1,0 +1,72 @@
+// Every Redis key the store uses, built here and nowhere else. All of them share one hash tag,
+// `{<prefix>}`, so they live in one slot: each script touches only keys of that slot and stays atomic
+// on a Redis Cluster too. Scripts never build keys themselves; they get these through KEYS.
+import type { PoolKey } from '../../contract/index.js';
+
+export interface StoreKeys {
+  /** Sorted set: member = pool key, score = deadline (ms, Redis TIME). */
+  readonly deadlines: string;
+  /** Stream: the change log of `upsert` and `lapse` entries. */
+  readonly changes: string;
+  /** Hash of one pool: registration, renewed_at_ms, lease_ms, version. */
+  pool(key: PoolKey): string;
+}
+
+export function createStoreKeys(prefix: string): StoreKeys {
+  if (prefix === '' || /[{}]/.test(prefix)) {
+    // A brace in the prefix would move the hash tag and scatter the keys over several slots.
+    throw new RangeError(`redis prefix must be non-empty and hold no "{" or "}", got ${JSON.stringify(prefix)}`);
+  }
+  const tag = `{${prefix}}`;
+  return {
+    deadlines: `${tag}:deadlines`,
+    changes: `${tag}:changes`,
+    pool: (key) => `${tag}:pool:${escapeKeyPart(key)}`,
+  };
+}
+
+const UNRESERVED = /^[A-Za-z0-9._-]$/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const encoder = new TextEncoder();
+const strictDecoder = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Percent-encodes every UTF-8 byte outside [A-Za-z0-9._-], so no pool key can carry a `{`, `}` or `:` into
+ * a Redis key (moving the hash tag or mimicking another key) and every key maps to exactly one Redis key.
+ * Keys that are not well-formed UTF-16 (lone surrogates) are refused: UTF-8 cannot carry them, so two of
+ * them could otherwise collapse into one Redis key.
+ */
+export function escapeKeyPart(part: string): string {
+  if (LONE_SURROGATE.test(part)) throw new RangeError(`pool key is not well-formed Unicode: ${JSON.stringify(part)}`);
+  let escaped = '';
+  for (const char of part) {
+    if (UNRESERVED.test(char)) {
+      escaped += char;
+      continue;
+    }
+    for (const byte of encoder.encode(char)) escaped += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return escaped;
+}
+
+/** The inverse of escapeKeyPart (for tools reading the keyspace); refuses malformed input. */
+export function unescapeKeyPart(escaped: string): string {
+  if (!/^(?:[A-Za-z0-9._-]|%[0-9A-F]{2})*$/.test(escaped)) {
+    throw new RangeError(`not an escaped key part: ${JSON.stringify(escaped)}`);
+  }
+  const bytes: number[] = [];
+  for (let i = 0; i < escaped.length; ) {
+    if (escaped[i] === '%') {
+      bytes.push(Number.parseInt(escaped.slice(i + 1, i + 3), 16));
+      i += 3;
+    } else {
+      bytes.push(escaped.charCodeAt(i));
+      i += 1;
+    }
+  }
+  try {
+    return strictDecoder.decode(new Uint8Array(bytes));
+  } catch {
+    throw new RangeError(`escaped key part is not UTF-8: ${JSON.stringify(escaped)}`);
+  }
+}

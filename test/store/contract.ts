@@ -1,0 +1,278 @@
+// The RegistrationStore contract: one suite, run unchanged against every implementation
+// (memory.test.ts, redis.test.ts). Time is the store's own (Redis TIME for Redis), so lapses are tested
+// with short leases and polling with deadlines.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { LeaseEvent, RegistrationStore } from '../../src/store/types.js';
+import { PositionLostError } from '../../src/store/types.js';
+import { eventually, keyOf, pause, registration, ReplayedView, WatchRecorder } from './contract-support.js';
+
+export interface StoreWorldOptions {
+  leaseMs: number;
+  changeLogCap?: number;
+}
+
+/** One store's shared state, seen through any number of replicas. */
+export interface StoreWorld {
+  /** Another handle on the same leases, as another replica of the service would hold it. */
+  replica(): Promise<RegistrationStore>;
+  /** Closes every replica. */
+  close(): Promise<void>;
+}
+
+export interface StoreContractTarget {
+  /** A new, empty store. */
+  open(options: StoreWorldOptions): Promise<StoreWorld>;
+}
+
+const SHORT_LEASE_MS = 300;
+const LONG_LEASE_MS = 60_000;
+
+export function describeStoreContract(name: string, target: StoreContractTarget): void {
+  describe(`RegistrationStore contract: ${name}`, () => {
+    const worlds: StoreWorld[] = [];
+    const recorders: WatchRecorder[] = [];
+    afterEach(async () => {
+      await Promise.all(recorders.splice(0).map((r) => r.stop()));
+      await Promise.all(worlds.splice(0).map((w) => w.close()));
+    });
+
+    async function open(options: StoreWorldOptions): Promise<RegistrationStore> {
+      const world = await target.open(options);
+      worlds.push(world);
+      return world.replica();
+    }
+    async function openReplicas(count: number, options: StoreWorldOptions): Promise<RegistrationStore[]> {
+      const world = await target.open(options);
+      worlds.push(world);
+      return Promise.all(Array.from({ length: count }, () => world.replica()));
+    }
+    function record(store: RegistrationStore, position: string, onEvent?: (e: LeaseEvent) => void): WatchRecorder {
+      const recorder = new WatchRecorder(store, position, onEvent);
+      recorders.push(recorder);
+      return recorder;
+    }
+
+    it('creates a lease and keeps it alive while it is renewed', async () => {
+      // A longer lease than elsewhere: a stalled event loop on a busy machine must not look like a lapse.
+      const leaseMs = 2 * SHORT_LEASE_MS;
+      const store = await open({ leaseMs });
+      const reg = registration('renewed');
+      expect(await store.heartbeat(reg)).toEqual({ key: keyOf(reg), leaseMs, changed: true });
+      const first = (await store.snapshot()).records;
+      expect(first).toHaveLength(1);
+      expect(first[0]).toMatchObject({ key: keyOf(reg), registration: reg, leaseMs, version: 1 });
+      expect(first[0]!.deadlineMs).toBe(first[0]!.renewedAtMs + leaseMs);
+
+      // Renewed every 50 ms and swept in between, it outlives its first deadline twice over.
+      const until = Date.now() + 2 * leaseMs;
+      while (Date.now() < until) {
+        expect((await store.heartbeat(reg)).changed).toBe(false);
+        expect(await store.sweep()).toBe(0);
+        await pause(50);
+      }
+      const last = (await store.snapshot()).records;
+      expect(last.map((r) => r.key)).toEqual([keyOf(reg)]);
+      expect(last[0]!.renewedAtMs).toBeGreaterThan(first[0]!.renewedAtMs);
+      expect(last[0]!.version).toBe(1);
+    });
+
+    it('lapses an unrenewed lease within lease + 1 s and logs the lapse once', async () => {
+      const store = await open({ leaseMs: SHORT_LEASE_MS });
+      const recorder = record(store, (await store.snapshot()).position);
+      const reg = registration('lapsing');
+      const registeredAt = Date.now();
+      await store.heartbeat(reg);
+      await eventually(async () => (await store.sweep()) === 1, { what: 'the lapse', timeoutMs: SHORT_LEASE_MS + 1000 });
+      expect(Date.now() - registeredAt).toBeLessThanOrEqual(SHORT_LEASE_MS + 1000);
+      expect((await store.snapshot()).records).toEqual([]);
+      expect(await store.sweep()).toBe(0);
+
+      const events = await recorder.until((e) => e.length >= 2);
+      const [upsert, lapse] = events;
+      expect(upsert).toMatchObject({ type: 'upsert', record: { key: keyOf(reg), version: 1 } });
+      const deadline = upsert?.type === 'upsert' ? upsert.record.deadlineMs : NaN;
+      expect(lapse).toMatchObject({ type: 'lapse', key: keyOf(reg), atMs: deadline });
+      await store.heartbeat(registration('marker'));
+      expect((await recorder.untilUpsertOf(keyOf(registration('marker')))).map((e) => e.type)).toEqual(['upsert', 'lapse', 'upsert']);
+    });
+
+    it('logs lapse then upsert when a pool comes back, swept or not', async () => {
+      const store = await open({ leaseMs: SHORT_LEASE_MS });
+      const recorder = record(store, (await store.snapshot()).position);
+      const unswept = registration('back-before-sweep');
+      const swept = registration('back-after-sweep');
+      await store.heartbeat(unswept);
+      await store.heartbeat(swept);
+      const deadline = Math.max(...(await store.snapshot()).records.map((r) => r.deadlineMs));
+      await eventually(async () => (await store.snapshot()).nowMs > deadline, { what: 'the deadline', timeoutMs: 2000 });
+
+      // Due but not swept: the heartbeat itself logs the lapse before the new lease.
+      expect((await store.heartbeat(unswept)).changed).toBe(true);
+      expect(await store.sweep()).toBe(1); // only `swept` is still due
+      expect((await store.heartbeat(swept)).changed).toBe(true);
+
+      const events = await recorder.until((e) => e.length >= 6);
+      const summary = events.map((e) => (e.type === 'lapse' ? `lapse ${e.key}` : `upsert ${e.record.key} v${e.record.version}`));
+      const [u, s] = [keyOf(unswept), keyOf(swept)];
+      expect(summary).toEqual([`upsert ${u} v1`, `upsert ${s} v1`, `lapse ${u}`, `upsert ${u} v1`, `lapse ${s}`, `upsert ${s} v1`]);
+      expect((await store.snapshot()).records.map((r) => r.key).sort()).toEqual([u, s].sort());
+    });
+
+    it('logs nothing for a renewal that changes nothing, whatever the order of its keys', async () => {
+      const store = await open({ leaseMs: LONG_LEASE_MS });
+      const reg = registration('steady');
+      await store.heartbeat(reg);
+      const recorder = record(store, (await store.snapshot()).position);
+      const reordered = JSON.parse(
+        JSON.stringify({ ...reg, capacity: [{ value: 8, name: 'gpus' }], location: { zone: 'us-east-1a', region: 'us-east-1' } }),
+      ) as typeof reg;
+      for (const renewal of [reg, reg, reordered]) expect((await store.heartbeat(renewal)).changed).toBe(false);
+      const marker = registration('marker');
+      await store.heartbeat(marker);
+      const events = await recorder.untilUpsertOf(keyOf(marker));
+      expect(events.map((e) => (e.type === 'upsert' ? e.record.key : e.key))).toEqual([keyOf(marker)]);
+    });
+
+    it('logs one upsert with a bigger version when the content changes', async () => {
+      const store = await open({ leaseMs: LONG_LEASE_MS });
+      await store.heartbeat(registration('changing', 0));
+      const recorder = record(store, (await store.snapshot()).position);
+      const changed = registration('changing', 1);
+      expect((await store.heartbeat(changed)).changed).toBe(true);
+      expect((await store.heartbeat(changed)).changed).toBe(false);
+      const marker = registration('marker');
+      await store.heartbeat(marker);
+      const events = await recorder.untilUpsertOf(keyOf(marker));
+      expect(events).toHaveLength(2);
+      expect(events[0]).toMatchObject({ type: 'upsert', record: { key: keyOf(changed), version: 2, registration: changed } });
+      const [snapshotRecord] = (await store.snapshot()).records.filter((r) => r.key === keyOf(changed));
+      expect(snapshotRecord).toMatchObject({ version: 2, registration: { model: changed.model } });
+    });
+
+    it('follows from the position of an empty snapshot', async () => {
+      const store = await open({ leaseMs: LONG_LEASE_MS });
+      const snapshot = await store.snapshot();
+      expect(snapshot.records).toEqual([]);
+      const recorder = record(store, snapshot.position);
+      const reg = registration('first');
+      await store.heartbeat(reg);
+      const [event] = await recorder.untilUpsertOf(keyOf(reg));
+      expect(event).toMatchObject({ type: 'upsert', record: { key: keyOf(reg), registration: reg, version: 1 } });
+    });
+
+    it('ends a watch when its signal aborts', async () => {
+      const store = await open({ leaseMs: LONG_LEASE_MS });
+      const recorder = new WatchRecorder(store, (await store.snapshot()).position);
+      // Once it has delivered an event, it is waiting for the next one when the signal aborts.
+      const reg = registration('only');
+      await store.heartbeat(reg);
+      await recorder.untilUpsertOf(keyOf(reg));
+      await recorder.stop();
+      expect(recorder.ended).toBe(true);
+      expect(recorder.error).toBeUndefined();
+    });
+
+    it('never misses or doubles an event under concurrent heartbeats and sweeps from several replicas', async () => {
+      const replicas = await openReplicas(3, { leaseMs: SHORT_LEASE_MS });
+      const [first, second, third] = replicas as [RegistrationStore, RegistrationStore, RegistrationStore];
+      const views: ReplayedView[] = [];
+      const follow = async (store: RegistrationStore) => {
+        const snapshot = await store.snapshot();
+        const view = new ReplayedView(snapshot);
+        views.push(view);
+        return record(store, snapshot.position, (event) => view.apply(event));
+      };
+
+      const pools = Array.from({ length: 10 }, (_, i) => `churn-${i}`);
+      const churnUntil = Date.now() + 1500;
+      // Each replica heartbeats random pools with one of three contents; pools 0-2 fall quiet after a
+      // while, so they lapse. Every replica sweeps until just before the heartbeats stop, so nothing
+      // changes once they have stopped and every view can be compared with a final snapshot.
+      const heartbeats = replicas.map(async (store, r) => {
+        while (Date.now() < churnUntil) {
+          const i = Math.floor(Math.random() * pools.length);
+          const quiet = i < 3 && Date.now() > churnUntil - 900;
+          if (!quiet) await store.heartbeat(registration(pools[i]!, Math.floor(Math.random() * 3)));
+          if (Math.random() < 0.3) await pause(5 + r);
+        }
+      });
+      const sweeps = replicas.map(async (store) => {
+        while (Date.now() < churnUntil - 100) {
+          await store.sweep();
+          await pause(15);
+        }
+      });
+      const recorders = [await follow(first)];
+      await pause(400);
+      recorders.push(await follow(second));
+      await pause(400);
+      recorders.push(await follow(third));
+      await Promise.all([...heartbeats, ...sweeps]);
+
+      const marker = registration('marker');
+      await first.heartbeat(marker);
+      for (const recorder of recorders) await recorder.untilUpsertOf(keyOf(marker));
+      const truth = ReplayedView.of(await second.snapshot());
+      const live = [...truth.keys()].filter((k) => k.startsWith('us-east-1/llm/churn-'));
+      expect(live.length).toBeGreaterThan(0);
+      expect(live.filter((k) => /churn-[012]$/.test(k))).toEqual([]);
+      // The first view saw the quiet pools lapse.
+      expect(views[0]!.lapses).toBeGreaterThan(0);
+      for (const view of views) {
+        expect(view.applied).toBeGreaterThan(0);
+        expect(new Map([...view.pools].sort())).toEqual(new Map([...truth].sort()));
+      }
+    });
+
+    it('logs each lapse once when two replicas sweep at the same time', async () => {
+      const [a, b] = (await openReplicas(2, { leaseMs: SHORT_LEASE_MS })) as [RegistrationStore, RegistrationStore];
+      const recorder = record(a, (await a.snapshot()).position);
+      const regs = Array.from({ length: 40 }, (_, i) => registration(`swept-${i}`));
+      await Promise.all(regs.map((reg, i) => (i % 2 ? a : b).heartbeat(reg)));
+      const deadline = Math.max(...(await b.snapshot()).records.map((r) => r.deadlineMs));
+      await eventually(async () => (await a.snapshot()).nowMs > deadline, { what: 'every deadline', timeoutMs: 2000 });
+
+      const counts = await Promise.all([a.sweep(), b.sweep(), a.sweep(), b.sweep()]);
+      expect(counts.reduce((x, y) => x + y, 0)).toBe(regs.length);
+      const marker = registration('marker');
+      await b.heartbeat(marker);
+      const events = await recorder.untilUpsertOf(keyOf(marker));
+      const lapses = events.filter((e): e is Extract<LeaseEvent, { type: 'lapse' }> => e.type === 'lapse').map((e) => e.key);
+      expect(lapses).toHaveLength(regs.length);
+      expect(new Set(lapses)).toEqual(new Set(regs.map(keyOf)));
+    });
+
+    it('throws PositionLostError once the log was trimmed past the position', async () => {
+      const store = await open({ leaseMs: LONG_LEASE_MS, changeLogCap: 10 });
+      const empty = (await store.snapshot()).position;
+      await store.heartbeat(registration('early'));
+      const early = (await store.snapshot()).position;
+      for (let i = 0; i < 300; i += 10) {
+        await Promise.all(Array.from({ length: 10 }, (_, j) => store.heartbeat(registration(`filler-${i + j}`))));
+      }
+      for (const position of [empty, early]) {
+        const recorder = record(store, position);
+        await recorder.done;
+        expect(recorder.error).toBeInstanceOf(PositionLostError);
+        expect(recorder.events).toEqual([]);
+      }
+      // A fresh snapshot is followed as usual.
+      const fresh = await store.snapshot();
+      expect(fresh.records).toHaveLength(301);
+      const recorder = record(store, fresh.position);
+      const late = registration('late');
+      await store.heartbeat(late);
+      expect((await recorder.untilUpsertOf(keyOf(late))).length).toBe(1);
+    });
+
+    it('throws PositionLostError for a position it never gave out', async () => {
+      const store = await open({ leaseMs: LONG_LEASE_MS });
+      await store.heartbeat(registration('any'));
+      for (const position of ['', 'garbage', '99999999999999-0', '99999999']) {
+        const recorder = record(store, position);
+        await recorder.done;
+        expect(recorder.error, `position ${JSON.stringify(position)}`).toBeInstanceOf(PositionLostError);
+      }
+    });
+  });
+}

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { createMemoryStore } from '../../src/store/memory.js';
+import { PositionLostError } from '../../src/store/types.js';
+import { describeStoreContract } from './contract.js';
+import { registration } from './contract-support.js';
+
+describeStoreContract('memory', {
+  async open({ leaseMs, changeLogCap }) {
+    // One replica: every "replica" of a memory world is the same store.
+    const store = createMemoryStore({ leaseMs, changeLogCap });
+    return { replica: async () => store, close: () => store.close() };
+  },
+});
+
+describe('memory store', () => {
+  it('judges leases on the injected clock', async () => {
+    let now = 1000;
+    const store = createMemoryStore({ leaseMs: 100, now: () => now });
+    await store.heartbeat(registration('clocked'));
+    now = 1099;
+    expect(await store.sweep()).toBe(0);
+    now = 1100;
+    expect(await store.sweep()).toBe(1);
+    await store.close();
+  });
+
+  it('forgets on restart and says so', () => {
+    const store = createMemoryStore({ leaseMs: 100 });
+    expect(store.kind).toBe('memory');
+    expect(store.forgetsOnRestart).toBe(true);
+  });
+
+  it('keeps at least changeLogCap events and loses the position just beyond them', async () => {
+    const store = createMemoryStore({ leaseMs: 60_000, changeLogCap: 10 });
+    for (let i = 0; i < 25; i += 1) await store.heartbeat(registration(`p${i}`));
+    // 25 events, trimmed in chunks: the newest 10 at least are kept.
+    const follow = async (position: string) => {
+      const controller = new AbortController();
+      const events = [];
+      try {
+        for await (const event of store.watch(position, controller.signal)) {
+          events.push(event);
+          if (event.position === '25') controller.abort();
+        }
+        return events.length;
+      } catch (error) {
+        return error;
+      }
+    };
+    expect(await follow('15')).toBe(10);
+    expect(await follow('0')).toBeInstanceOf(PositionLostError);
+    await store.close();
+  });
+
+  it('does not let a consumer change what others receive', async () => {
+    const store = createMemoryStore({ leaseMs: 60_000 });
+    await store.heartbeat(registration('shared'));
+    const [snapshot] = (await store.snapshot()).records;
+    snapshot!.registration.model = 'changed by a consumer';
+    expect((await store.snapshot()).records[0]!.registration.model).toBe('model-0');
+    await store.close();
+  });
+
+  it('ends its watches when closed', async () => {
+    const store = createMemoryStore({ leaseMs: 60_000 });
+    const watching = (async () => {
+      for await (const _ of store.watch('0', new AbortController().signal)) void _;
+    })();
+    await store.close();
+    await expect(watching).resolves.toBeUndefined();
+  });
+});

@@ -1,0 +1,130 @@
+// The Redis store when Redis is frozen (SIGSTOP) or killed and restarted, on a redis-server of this
+// file's own: calls fail fast with StoreUnavailableError, the watch ends, and the same store instance
+// works again once Redis is back (a restart without persistence also loses the change log, which a
+// follower learns as PositionLostError).
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRedisStore } from '../../src/store/redis/index.js';
+import type { RegistrationStore } from '../../src/store/types.js';
+import { PositionLostError, StoreUnavailableError } from '../../src/store/types.js';
+import { randomPrefix, startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
+import { eventually, registration, WatchRecorder } from './contract-support.js';
+
+const COMMAND_TIMEOUT_MS = 300;
+/** Scheduling and event-loop slack on a busy 2-core machine. */
+const SLACK_MS = 500;
+
+let redis: PrivateRedis;
+beforeAll(async () => {
+  redis = await startPrivateRedis();
+});
+afterAll(async () => {
+  redis?.resume();
+  await redis?.stop();
+});
+
+function logCapture() {
+  const lines: { level: number; msg: string }[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { logger: pino({ level: 'info' }, stream), lines };
+}
+
+function openStore(logger = pino({ level: 'silent' })): RegistrationStore {
+  return createRedisStore({ url: redis.url, prefix: randomPrefix('outage'), leaseMs: 60_000, commandTimeoutMs: COMMAND_TIMEOUT_MS, logger });
+}
+
+async function timed(promise: Promise<unknown>): Promise<{ error: unknown; ms: number }> {
+  const started = performance.now();
+  try {
+    await promise;
+    return { error: undefined, ms: performance.now() - started };
+  } catch (error) {
+    return { error, ms: performance.now() - started };
+  }
+}
+
+describe('redis store outages', () => {
+  it('fails fast while Redis is frozen, ends the watch, and recovers when it thaws', async () => {
+    const { logger, lines } = logCapture();
+    const store = openStore(logger);
+    const recorder = new WatchRecorder(store, (await store.snapshot()).position);
+    try {
+      await store.heartbeat(registration('frozen'));
+      await recorder.until((events) => events.length === 1);
+      redis.pause();
+      const calls: Promise<unknown>[] = [store.heartbeat(registration('frozen')), store.snapshot(), store.sweep()];
+      for (const call of calls) {
+        const { error, ms } = await timed(call);
+        expect(error).toBeInstanceOf(StoreUnavailableError);
+        expect(ms).toBeLessThan(COMMAND_TIMEOUT_MS + SLACK_MS);
+      }
+      await recorder.done;
+      expect(recorder.error).toBeInstanceOf(StoreUnavailableError);
+      // One warning for the outage, not one per failed call.
+      expect(lines.filter((l) => l.msg === 'redis store is unavailable')).toHaveLength(1);
+
+      redis.resume();
+      await eventually(() => store.heartbeat(registration('frozen')).then(() => true, () => false), { what: 'recovery' });
+      expect(lines.filter((l) => l.msg === 'redis store is available again')).toHaveLength(1);
+      expect((await store.snapshot()).records.map((r) => r.key)).toEqual(['us-east-1/llm/frozen']);
+    } finally {
+      redis.resume();
+      await recorder.stop();
+      await store.close();
+    }
+  });
+
+  it('works again after Redis is killed and restarted, without being recreated', async () => {
+    const store = openStore();
+    const recorder = new WatchRecorder(store, (await store.snapshot()).position);
+    try {
+      await store.heartbeat(registration('before'));
+      await recorder.until((events) => events.length === 1);
+      const position = recorder.events[0]!.position;
+      await redis.kill();
+
+      const { error, ms } = await timed(store.heartbeat(registration('before')));
+      expect(error).toBeInstanceOf(StoreUnavailableError);
+      expect(ms).toBeLessThan(COMMAND_TIMEOUT_MS + SLACK_MS);
+      await recorder.done;
+      expect(recorder.error).toBeInstanceOf(StoreUnavailableError);
+
+      await redis.restart();
+      await eventually(() => store.heartbeat(registration('after')).then(() => true, () => false), {
+        what: 'reconnection',
+        timeoutMs: 5000,
+      });
+      // The restart lost every lease and the log: a follower must re-read a snapshot, not carry on.
+      const stale = new WatchRecorder(store, position);
+      await stale.done;
+      expect(stale.error).toBeInstanceOf(PositionLostError);
+      expect((await store.snapshot()).records.map((r) => r.key)).toEqual(['us-east-1/llm/after']);
+    } finally {
+      await recorder.stop();
+      await store.close();
+    }
+  });
+
+  it('answers with StoreUnavailableError when Redis was never reachable', async () => {
+    const dead = await startPrivateRedis();
+    const url = dead.url;
+    await dead.stop();
+    const store = createRedisStore({ url, prefix: randomPrefix(), leaseMs: 1000, commandTimeoutMs: COMMAND_TIMEOUT_MS, logger: pino({ level: 'silent' }) });
+    try {
+      const { error, ms } = await timed(store.heartbeat(registration('nowhere')));
+      expect(error).toBeInstanceOf(StoreUnavailableError);
+      expect(ms).toBeLessThan(COMMAND_TIMEOUT_MS + SLACK_MS);
+      const watch = new WatchRecorder(store, '0-0');
+      await watch.done;
+      expect(watch.error).toBeInstanceOf(StoreUnavailableError);
+    } finally {
+      await store.close();
+    }
+  });
+});

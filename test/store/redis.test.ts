@@ -1,0 +1,161 @@
+// The store contract on a real redis-server (three store instances on one server act as three replicas),
+// plus what only the Redis store has: escaped keys that never touch another pool's keys.
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Registration } from '../../src/contract/index.js';
+import { createRedisStore } from '../../src/store/redis/index.js';
+import { createStoreKeys } from '../../src/store/redis/keys.js';
+import type { RegistrationStore } from '../../src/store/types.js';
+import { randomPrefix, startRedis, type SharedRedis } from '../support/redis-server.js';
+import { describeStoreContract } from './contract.js';
+import { eventually, pause, registration, ReplayedView, WatchRecorder } from './contract-support.js';
+
+const logger = pino({ level: 'silent' });
+let redis: SharedRedis;
+
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis?.stop();
+});
+
+function openStore(prefix: string, leaseMs: number, changeLogCap?: number): RegistrationStore {
+  return createRedisStore({ url: redis.url, prefix, leaseMs, commandTimeoutMs: 1000, logger, changeLogCap });
+}
+
+describeStoreContract('redis', {
+  async open({ leaseMs, changeLogCap }) {
+    const prefix = randomPrefix();
+    const stores: RegistrationStore[] = [];
+    return {
+      async replica() {
+        const store = openStore(prefix, leaseMs, changeLogCap);
+        stores.push(store);
+        return store;
+      },
+      close: async () => void (await Promise.all(stores.map((store) => store.close()))),
+    };
+  },
+});
+
+describe('redis store', () => {
+  const hostile: Registration[] = [
+    registration('plain'),
+    registration('A'),
+    // Would read as "A" if a literal % were not escaped itself.
+    registration('%41'),
+    { ...registration('x'), cluster_id: '{poolscope}', namespace: 'ns:deadlines' },
+    { ...registration('x'), cluster_id: '}', namespace: '{', name: ':changes' },
+    { ...registration('x'), cluster_id: 'ümlaut 🚀', namespace: ' spaced out ', name: '\r\n*1\r\n$4\r\nPING' },
+    { ...registration('x'), cluster_id: '', namespace: '', name: '' },
+  ];
+
+  it('keeps hostile pool keys apart, under its own hash tag, and gives them back exactly', async () => {
+    const prefix = randomPrefix('hostile');
+    const store = openStore(prefix, 60_000);
+    const inspector = new Redis(redis.url, { lazyConnect: true });
+    try {
+      for (const reg of hostile) expect((await store.heartbeat(reg)).changed).toBe(true);
+      const keys = createStoreKeys(prefix);
+      const expected = [keys.deadlines, keys.changes, ...hostile.map((reg) => keys.pool(keyOf(reg)))];
+      expect(new Set(expected).size).toBe(hostile.length + 2);
+      const stored = await inspector.keys(`{${prefix}}*`);
+      expect(stored.sort()).toEqual(expected.sort());
+      for (const key of stored) {
+        // One hash tag, at the start: the escaped part holds no brace that could move it.
+        expect(key.startsWith(`{${prefix}}:`)).toBe(true);
+        expect(key.slice(prefix.length + 2)).toMatch(/^:[A-Za-z0-9._%:-]*$/);
+      }
+
+      const records = (await store.snapshot()).records;
+      expect(new Map(records.map((r) => [r.key, r.registration]))).toEqual(new Map(hostile.map((reg) => [keyOf(reg), reg])));
+      for (const reg of hostile) expect((await store.heartbeat(reg)).changed).toBe(false);
+    } finally {
+      inspector.disconnect();
+      await store.close();
+    }
+  });
+
+  it('lapses a hostile key without touching any other pool', async () => {
+    const prefix = randomPrefix('hostile-lapse');
+    const long = openStore(prefix, 60_000);
+    const short = openStore(prefix, 200);
+    try {
+      for (const reg of hostile.slice(1)) await long.heartbeat(reg);
+      const victim = hostile[0]!;
+      await short.heartbeat(victim);
+      await eventually(async () => (await short.sweep()) === 1, { what: 'the lapse', timeoutMs: 1500 });
+      const left = (await long.snapshot()).records.map((r) => r.key).sort();
+      expect(left).toEqual(hostile.slice(1).map(keyOf).sort());
+    } finally {
+      await Promise.all([long.close(), short.close()]);
+    }
+  });
+
+  it('reads a snapshot in steps that stays exact while pools change under it', async () => {
+    const prefix = randomPrefix('steps');
+    // 1,500 long leases: several ZSCAN steps over a hash-table-encoded set. A second instance churns
+    // with short leases (new pools, changed content, lapses) while a third reads snapshots and follows.
+    const [bulk, churn, reader] = [openStore(prefix, 60_000), openStore(prefix, 300), openStore(prefix, 60_000)];
+    const recorders: WatchRecorder[] = [];
+    try {
+      for (let i = 0; i < 1500; i += 100) {
+        await Promise.all(Array.from({ length: 100 }, (_, j) => bulk.heartbeat(registration(`bulk-${i + j}`))));
+      }
+      const churnUntil = Date.now() + 1200;
+      const heartbeats = (async () => {
+        while (Date.now() < churnUntil) {
+          const n = Math.floor(Math.random() * 1500);
+          const name = Math.random() < 0.5 ? `bulk-${n}` : `new-${n % 200}`;
+          await Promise.all([churn.heartbeat(registration(name, 1 + (n % 3))), pause(1)]);
+        }
+      })();
+      const sweeps = (async () => {
+        while (Date.now() < churnUntil - 100) {
+          await churn.sweep();
+          await pause(20);
+        }
+      })();
+      const views: ReplayedView[] = [];
+      for (let i = 0; i < 3; i += 1) {
+        const snapshot = await reader.snapshot();
+        const view = new ReplayedView(snapshot);
+        views.push(view);
+        recorders.push(new WatchRecorder(reader, snapshot.position, (event) => view.apply(event)));
+        await pause(300);
+      }
+      await Promise.all([heartbeats, sweeps]);
+      const marker = registration('marker');
+      await bulk.heartbeat(marker);
+      for (const recorder of recorders) await recorder.untilUpsertOf(`us-east-1/llm/marker`);
+      const truth = ReplayedView.of(await reader.snapshot());
+      expect(truth.size).toBeGreaterThan(1000);
+      for (const view of views) expect(new Map([...view.pools].sort())).toEqual(new Map([...truth].sort()));
+    } finally {
+      await Promise.all(recorders.map((r) => r.stop()));
+      await Promise.all([bulk.close(), churn.close(), reader.close()]);
+    }
+  });
+
+  it('refuses a pool key that is not well-formed Unicode (it could collide with another)', async () => {
+    const store = openStore(randomPrefix(), 60_000);
+    try {
+      await expect(store.heartbeat({ ...registration('x'), name: 'lone \ud800' })).rejects.toThrow(/well-formed/);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('remembers across restarts of the service', () => {
+    const store = openStore(randomPrefix(), 1000);
+    expect(store.kind).toBe('redis');
+    expect(store.forgetsOnRestart).toBe(false);
+    return store.close();
+  });
+});
+
+function keyOf(reg: Registration): string {
+  return `${reg.cluster_id}/${reg.namespace}/${reg.name}`;
+}
