@@ -3,22 +3,18 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { isIPv6 } from 'node:net';
 import { DEFAULT_CONFIG, type PoolDiscovery, type RegistrationStorage, type ServeConfig } from './config.js';
+import { envName, quote, type FlagDef } from './flag-parser.js';
+
+export { envName, quote };
 
 export type FlagGroup = 'general' | 'storage' | 'redis' | 'mcs' | 'tls-auth';
 
-export interface FlagSpec {
-  /** Without the leading dashes, e.g. `lease-duration-secs`. */
-  name: string;
+export interface FlagSpec extends FlagDef<ServeConfig> {
   group: FlagGroup;
-  /** Placeholder shown by `--help`, e.g. `SECS`. */
+  /** Placeholder shown by `--help`, e.g. `SECS` (every serve flag takes a value). */
   valueName: string;
-  summary: string;
-  /** The default as `--help` shows it; undefined when there is none. */
-  defaultText: string | undefined;
   /** The ServeConfig field the flag sets; the mode-group rule compares it with DEFAULT_CONFIG. */
   field: keyof ServeConfig;
-  /** Validates a non-empty value and writes it into `draft`; returns the broken rule, if any. */
-  apply(value: string, draft: ServeConfig): string | undefined;
 }
 
 const POOL_DISCOVERIES: readonly PoolDiscovery[] = ['registrations', 'mcs', 'karmada'];
@@ -237,11 +233,6 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
   },
 ];
 
-/** `lease-duration-secs` → `POOLSCOPE_LEASE_DURATION_SECS`. */
-export function envName(spec: Pick<FlagSpec, 'name'>): string {
-  return `POOLSCOPE_${spec.name.toUpperCase().replaceAll('-', '_')}`;
-}
-
 function parseListen(value: string): { host: string; port: number } | string {
   const bracketed = /^\[([^\]]*)\]:([^:]*)$/.exec(value);
   const plain = /^([^:[\]]+):([^:]*)$/.exec(value);
@@ -265,7 +256,7 @@ function formatListen(listen: { host: string; port: number }): string {
 }
 
 /** Seconds with at most three decimals (so tests can use 0.5), as a whole number of milliseconds. */
-function parseSecsAsMs(value: string): number | string {
+export function parseSecsAsMs(value: string): number | string {
   const match = /^(\d+)(?:\.(\d{1,3}))?$/.exec(value);
   if (match === null) return `must be a number of seconds with at most 3 decimals, e.g. 15 or 0.5 (got ${quote(value)})`;
   return Number(match[1]) * 1000 + Number((match[2] ?? '').padEnd(3, '0'));
@@ -281,7 +272,7 @@ function checkServiceSuffix(value: string): string | undefined {
   return undefined;
 }
 
-function checkReadableFile(path: string): string | undefined {
+export function checkReadableFile(path: string): string | undefined {
   try {
     if (!statSync(path).isFile()) return `${quote(path)} is not a file`;
     accessSync(path, constants.R_OK);
@@ -298,9 +289,4 @@ function isOneOf<T extends string>(value: string, allowed: readonly T[]): value 
 
 function mustBeOneOf(allowed: readonly string[], value: string): string {
   return `must be one of ${allowed.join(', ')} (got ${quote(value)})`;
-}
-
-/** JSON quoting keeps a value with a newline or control character on the refusal's one line. */
-export function quote(value: string): string {
-  return JSON.stringify(value);
 }

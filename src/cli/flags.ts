@@ -1,69 +1,21 @@
 // The parser of `poolscope serve` flags (CONTRACT.md §6): argv plus POOLSCOPE_* env variables, checked
 // against the flag table (flag-table.ts) and the rules between flags, into a ServeConfig.
 import { DEFAULT_CONFIG, type ServeConfig } from './config.js';
-import { SERVE_FLAGS, envName, formatSecs, quote, type FlagSpec } from './flag-table.js';
+import { parseFlags, refuse, type Refusal } from './flag-parser.js';
+import { SERVE_FLAGS, formatSecs, quote, type FlagSpec } from './flag-table.js';
 
-export type ServeFlagsResult =
-  | { ok: true; config: ServeConfig }
-  | { ok: false; flag: string; message: string };
-
-type Refusal = Extract<ServeFlagsResult, { ok: false }>;
-
-const FLAGS_BY_NAME = new Map(SERVE_FLAGS.map((spec) => [spec.name, spec]));
+export type ServeFlagsResult = { ok: true; config: ServeConfig } | Refusal;
 
 /**
  * Parses `poolscope serve` flags. A flag on the command line wins over its env variable; only the
  * value that wins is validated. No I/O beyond checking that the TLS and token files are readable.
  */
 export function parseServeFlags(argv: string[], env: Record<string, string | undefined>): ServeFlagsResult {
-  const commandLine = readCommandLine(argv);
-  if ('flag' in commandLine) return commandLine;
-
   const draft: ServeConfig = { ...DEFAULT_CONFIG, listen: { ...DEFAULT_CONFIG.listen } };
-  // Where each value came from, appended to a refusal so an operator finds a stray env variable.
-  const origins = new Map<FlagSpec, string>();
-  for (const spec of SERVE_FLAGS) {
-    const fromArgv = commandLine.get(spec);
-    const fromEnv = env[envName(spec)];
-    const value = fromArgv ?? fromEnv;
-    if (value === undefined) continue;
-    const origin = fromArgv === undefined ? ` (from ${envName(spec)})` : '';
-    origins.set(spec, origin);
-    if (value === '') return refuse(spec.name, `must not be empty${origin}`);
-    const broken = spec.apply(value, draft);
-    if (broken !== undefined) return refuse(spec.name, broken + origin);
-  }
-  return checkModeGroups(draft, origins) ?? checkCombinations(draft) ?? { ok: true, config: draft };
-}
-
-/** The values given on the command line, or the first malformed argument. */
-function readCommandLine(argv: string[]): Map<FlagSpec, string> | Refusal {
-  const values = new Map<FlagSpec, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (!arg.startsWith('--')) {
-      if (arg.startsWith('-')) return refuseRaw(arg, 'unknown flag (poolscope serve --help lists the flags)');
-      return refuseRaw(arg, 'unexpected argument: serve takes only --flags');
-    }
-    const eq = arg.indexOf('=');
-    const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
-    const spec = FLAGS_BY_NAME.get(name);
-    if (spec === undefined) return refuseRaw(`--${name}`, 'unknown flag (poolscope serve --help lists the flags)');
-    if (values.has(spec)) return refuse(name, 'given more than once');
-    if (eq !== -1) {
-      values.set(spec, arg.slice(eq + 1));
-      continue;
-    }
-    const next = argv[i + 1];
-    if (next === undefined) return refuse(name, 'needs a value');
-    // Never take the next flag as this one's value: a forgotten value must not silently eat a flag.
-    if (next.startsWith('-')) {
-      return refuse(name, `needs a value (a value starting with '-' must be written --${name}=VALUE)`);
-    }
-    values.set(spec, next);
-    i++;
-  }
-  return values;
+  const parsed = parseFlags(argv, { command: 'serve', flags: SERVE_FLAGS, draft, env });
+  if (!parsed.ok) return parsed;
+  // Where each value came from is appended to a refusal, so an operator finds a stray env variable.
+  return checkModeGroups(draft, parsed.origins) ?? checkCombinations(draft) ?? { ok: true, config: draft };
 }
 
 /** A flag of the redis or mcs group, set to anything but its default, outside its mode fails. */
@@ -114,14 +66,4 @@ function checkCombinations(config: ServeConfig): Refusal | undefined {
     return refuse('frontend-service-suffix', `must not be the end of --relay-service-suffix (${quote(relay)})`);
   }
   return undefined;
-}
-
-function refuse(name: string, message: string): Refusal {
-  return { ok: false, flag: `--${name}`, message };
-}
-
-/** For an argument that is not a known flag: it is echoed, so escape anything that would break the line. */
-function refuseRaw(arg: string, message: string): Refusal {
-  const printable = /^[\x21-\x7e]*$/.test(arg) && arg !== '' ? arg : quote(arg);
-  return { ok: false, flag: printable, message };
 }

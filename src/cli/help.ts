@@ -1,6 +1,7 @@
 // The text of `poolscope --help` and of the usage printed on a wrong command, built from the command
 // table (main.ts) and the flag table (flag-table.ts) so neither can drift from what the parser accepts.
-import { SERVE_FLAGS, envName, type FlagGroup, type FlagSpec } from './flag-table.js';
+import { envName, type FlagDef } from './flag-parser.js';
+import { SERVE_FLAGS, type FlagGroup } from './flag-table.js';
 
 export interface CommandSummary {
   /** How the command is typed, e.g. `serve [flags]`. */
@@ -18,7 +19,7 @@ const GROUP_TITLES: Record<FlagGroup, string> = {
 
 /** The short form: what to type, without the flags. */
 export function usageText(commands: readonly CommandSummary[]): string {
-  return [...commandLines(commands), '', 'Run `poolscope --help` for the flags of serve.', ''].join('\n');
+  return [...commandLines(commands), '', 'Run `poolscope --help` for the flags of serve, `poolscope COMMAND --help` for those of another command.', ''].join('\n');
 }
 
 /** The long form: commands, then every flag of serve by group with its default and env variable. */
@@ -44,10 +45,33 @@ function commandLines(commands: readonly CommandSummary[]): string[] {
   return ['Usage:', ...commands.map((c) => `  poolscope ${c.usage.padEnd(width)}  ${c.summary}`)];
 }
 
-function describeFlag(spec: FlagSpec): string[] {
+/** The help of one command other than serve: what it does, how to type it, and its flags. */
+export function commandHelpText(command: {
+  usage: string;
+  summary: string;
+  flags: readonly FlagDef<never>[];
+  /** Lines printed after the flags (examples). */
+  notes?: readonly string[];
+}): string {
+  const lines = [
+    `poolscope ${command.usage}: ${command.summary}`,
+    '',
+    'Flags: --flag VALUE or --flag=VALUE (a value starting with "-" only as --flag=VALUE).',
+    'Each flag can also come from its env variable; the command line wins.',
+    '',
+  ];
+  for (const spec of command.flags) lines.push(...describeFlag(spec));
+  if (command.notes && command.notes.length > 0) lines.push('', ...command.notes);
+  lines.push('');
+  return lines.join('\n');
+}
+
+function describeFlag(spec: FlagDef<never>): string[] {
   const defaultText = spec.defaultText === undefined ? 'no default' : `default ${spec.defaultText}`;
+  const short = spec.short ? `, -${spec.short}` : '';
+  const value = spec.valueName === undefined ? '' : ` ${spec.valueName}`;
   return [
-    `  --${spec.name} ${spec.valueName}`,
+    `  --${spec.name}${short}${value}`,
     `      ${spec.summary}`,
     `      ${defaultText}; env ${envName(spec)}`,
   ];

@@ -1,22 +1,15 @@
 // The `poolscope` command line: picks a command from the table below and returns the exit code
-// (bin/poolscope.js sets it). Later commands (relay, pools, simulate) are one more table entry each.
+// (bin/poolscope.js sets it). Each command is one table entry; `poolscope COMMAND --help` prints its flags.
 import { readFile } from 'node:fs/promises';
+import { EXIT_USAGE, type CliIo, type Command } from './command.js';
+import { poolsCommand } from './commands/pools.js';
+import { relayCommand } from './commands/relay.js';
+import { simulateCommand } from './commands/simulate.js';
+import { wantsHelp } from './flag-parser.js';
 import { parseServeFlags } from './flags.js';
 import { helpText, usageText, type CommandSummary } from './help.js';
 
-/** Where the CLI writes and what environment it reads; tests pass their own. */
-export interface CliIo {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-  env: Record<string, string | undefined>;
-}
-
-interface Command extends CommandSummary {
-  name: string;
-  run(args: string[], io: CliIo): Promise<number>;
-}
-
-const EXIT_USAGE = 2;
+export type { CliIo } from './command.js';
 
 const COMMANDS: readonly Command[] = [
   {
@@ -24,8 +17,7 @@ const COMMANDS: readonly Command[] = [
     usage: 'serve [flags]',
     summary: 'run the service (flags below)',
     async run(args, io) {
-      // A value never starts with '-' in the separate form, so a bare --help here is always a flag.
-      if (args.includes('--help') || args.includes('-h')) return printHelp(io);
+      if (wantsHelp(args)) return printHelp(io);
       const parsed = parseServeFlags(args, io.env);
       if (!parsed.ok) {
         io.stderr(`poolscope: ${parsed.flag}: ${parsed.message}\n`);
@@ -35,6 +27,9 @@ const COMMANDS: readonly Command[] = [
       return runServe(parsed.config);
     },
   },
+  relayCommand,
+  poolsCommand,
+  simulateCommand,
   {
     name: 'help',
     usage: 'help',

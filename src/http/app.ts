@@ -3,7 +3,11 @@
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Logger } from 'pino';
+import { debugPageRoutes, type DebugPageDeps } from '../debug/routes.js';
 import type { Join } from '../join/join.js';
+import type { ServiceMetrics } from '../metrics/metrics.js';
+import { metricsRoutes } from '../metrics/routes.js';
+import { openApiRoutes } from '../openapi/routes.js';
 import type { RegistrationStore } from '../store/types.js';
 import { debugRoutes } from './debug.js';
 import { ApiError, errorResponse } from './errors.js';
@@ -24,6 +28,10 @@ export interface AppDeps {
   onSubscribers?: (count: number) => void;
   /** Aborted when the server drains (ends every watch stream). */
   shutdown?: AbortSignal;
+  /** GET /metrics (not mounted without it). */
+  metrics?: ServiceMetrics;
+  /** GET /debug, the page and its feed (not mounted without it). */
+  debugPage?: Pick<DebugPageDeps, 'feed' | 'bundle'>;
 }
 
 export function createApp(deps: AppDeps): Hono {
@@ -44,6 +52,11 @@ export function createApp(deps: AppDeps): Hono {
   );
   app.route('/', opsRoutes(deps.join));
   app.route('/', debugRoutes(deps.join));
+  if (deps.debugPage) {
+    app.route('/', debugPageRoutes({ ...deps.debugPage, keepAliveMs: deps.keepAliveMs, shutdown: deps.shutdown }));
+  }
+  if (deps.metrics) app.route('/', metricsRoutes(deps.metrics));
+  app.route('/', openApiRoutes());
   app.notFound((c) => errorResponse(404, 'not_found', `no route ${c.req.method} ${c.req.path}`));
   app.onError((error, c) => {
     if (error instanceof ApiError) return c.json(error.body(), error.status);

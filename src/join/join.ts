@@ -8,9 +8,9 @@ import type { ListedPool, PoolKey, PoolState, Registration } from '../contract/i
 import { LISTED_STATES, parsePoolKey } from '../contract/index.js';
 import type { PoolDiscovery } from '../cli/config.js';
 import type { PoolEndpoints, SliceSource } from '../kube/types.js';
-import type { RegistrationStore } from '../store/types.js';
+import type { RegistrationStore, StoreSnapshot } from '../store/types.js';
 import type { BackoffOptions } from '../util/backoff.js';
-import { ListedView } from './listed-view.js';
+import { ListedView, type Completeness } from './listed-view.js';
 import { PoolDirectory, type PoolSnapshot } from './pool-directory.js';
 import { StoreFeed } from './store-feed.js';
 import type { WarningKind } from './warnings.js';
@@ -48,9 +48,18 @@ export class Join {
   private readonly feed: StoreFeed;
   private readonly sources = new Map<SourceStatus['name'], SourceStatus>();
   private readonly everSynced = new Set<SourceStatus['name']>();
+  /** The feed's last read of the store failed (not merely: not read yet). */
+  private storeReadFailed = false;
   private warmupTimer: NodeJS.Timeout | undefined;
+  /** The store's epoch as of the last snapshot; a change means the store lost its data. */
+  private storeEpoch: string | undefined;
+  /** While set, a store that lost its data is being refilled by heartbeats: hold pools it lacks. */
+  private storeRefill: NodeJS.Timeout | undefined;
+  /** The refill's lease is over: the next snapshot decides, then the view is complete again. */
+  private refillEnding = false;
   /** Keys the slice source lists, so a relist knows which pools it dropped. */
   private sliceKeys = new Set<PoolKey>();
+  private readonly completenessListeners = new Set<(completeness: Completeness) => void>();
 
   constructor(private readonly options: JoinOptions) {
     this.mode = options.poolDiscovery === 'registrations' ? 'registrations' : 'mcs';
@@ -71,7 +80,7 @@ export class Join {
       store: options.store,
       logger: options.logger,
       sink: {
-        snapshot: (snapshot) => this.applyStoreSnapshot(snapshot.records.map((r) => [r.key, r] as const)),
+        snapshot: (snapshot) => this.applyStoreSnapshot(snapshot),
         event: (event) => {
           if (event.type === 'upsert') {
             const { key, registration, deadlineMs } = event.record;
@@ -80,7 +89,10 @@ export class Join {
             this.directory.sendIfKnown(event.key, { type: 'LEASE_LAPSED' });
           }
         },
-        status: (readable, reason) => this.setSource({ name: 'store', synced: readable, ...(reason ? { reason } : {}) }),
+        status: (readable, reason) => {
+          this.storeReadFailed = !readable;
+          this.setSource({ name: 'store', synced: readable, ...(reason ? { reason } : {}) });
+        },
       },
       sweepIntervalMs: options.sweepIntervalMs,
       backoff: options.storeBackoff,
@@ -117,6 +129,7 @@ export class Join {
 
   async stop(): Promise<void> {
     if (this.warmupTimer) clearTimeout(this.warmupTimer);
+    if (this.storeRefill) clearTimeout(this.storeRefill);
     await Promise.all([this.feed.stop(), this.options.slices?.stop()]);
     this.directory.stop();
   }
@@ -134,8 +147,20 @@ export class Join {
   /** The store answered the last read (/healthz). */
   get storeReadable(): { ok: boolean; reason?: string } {
     const store = this.sources.get('store');
-    if (!store || store.synced || !this.everSynced.has('store')) return { ok: true };
+    // A store that has failed every read since start cannot be read either (not only after a first success).
+    if (!store || !this.storeReadFailed) return { ok: true };
     return { ok: false, reason: store.reason ?? 'store cannot be read' };
+  }
+
+  /**
+   * Follow completeness and its reasons (the /debug banner). Unlike the listed view's `resync`, a change of
+   * reason alone is reported too. Returns the unsubscribe function.
+   */
+  onCompletenessChange(listener: (completeness: Completeness) => void): () => void {
+    this.completenessListeners.add(listener);
+    return () => {
+      this.completenessListeners.delete(listener);
+    };
   }
 
   private setSource(status: SourceStatus): void {
@@ -146,20 +171,54 @@ export class Join {
 
   private updateCompleteness(): void {
     const reasons = [...this.sources.values()].filter((s) => !s.synced).map((s) => s.reason ?? `${s.name}: not synced`);
-    this.view.setCompleteness({ complete: reasons.length === 0, reasons });
+    const completeness = { complete: reasons.length === 0, reasons };
+    this.view.setCompleteness(completeness);
+    for (const listener of this.completenessListeners) listener(completeness);
   }
 
-  private applyStoreSnapshot(records: ReadonlyArray<readonly [PoolKey, { registration: Registration; deadlineMs: number }]>): void {
+  private applyStoreSnapshot(snapshot: StoreSnapshot): void {
+    const reset = this.storeEpoch !== undefined && snapshot.epoch !== this.storeEpoch;
+    this.storeEpoch = snapshot.epoch;
+    if (reset) this.beginStoreRefill();
     const live = new Set<PoolKey>();
     this.view.batch(() => {
-      for (const [key, record] of records) {
+      for (const { key, registration, deadlineMs } of snapshot.records) {
         live.add(key);
-        this.directory.send(key, { type: 'LEASE_UPSERT', registration: record.registration, deadlineMs: record.deadlineMs });
+        this.directory.send(key, { type: 'LEASE_UPSERT', registration, deadlineMs });
       }
+      // Pools the store no longer holds lapsed meanwhile, unless the store lost its data: then their
+      // PoolRelays are still renewing them and hold them until the refill has had one lease.
+      if (this.storeRefill) return;
       for (const [key, context] of this.directory.contexts()) {
         if (context.lease === 'live' && !live.has(key)) this.directory.send(key, { type: 'LEASE_LAPSED' });
       }
     });
+    if (this.refillEnding && !this.storeRefill) {
+      this.refillEnding = false;
+      this.setSource({ name: 'warmup', synced: true });
+    }
+  }
+
+  /**
+   * The store came back without its data (a Redis restarted without persistence, a failover that lost
+   * writes): like a restarted memory store, it is incomplete for one lease while PoolRelays re-register,
+   * and pools missing from it are held, not dropped. Then a fresh snapshot decides.
+   */
+  private beginStoreRefill(): void {
+    if (this.storeRefill) clearTimeout(this.storeRefill);
+    const until = new Date((this.options.now ?? Date.now)() + this.options.leaseMs).toISOString();
+    this.options.logger.warn({ until }, 'the store lost its data (its epoch changed); holding every pool for one lease while PoolRelays re-register');
+    this.setSource({
+      name: 'warmup',
+      synced: false,
+      reason: `store lost its data: leases still being renewed may be missing until ${until}`,
+    });
+    this.storeRefill = setTimeout(() => {
+      this.storeRefill = undefined;
+      this.refillEnding = true;
+      this.feed.resnapshot();
+    }, this.options.leaseMs);
+    this.storeRefill.unref();
   }
 
   private applySlices(key: PoolKey, endpoints: PoolEndpoints | null): void {

@@ -31,6 +31,7 @@ export class StoreFeed {
   private loop: Promise<void> | undefined;
   private sweeper: NodeJS.Timeout | undefined;
   private sweeping = false;
+  private round: AbortController | undefined;
   /** The last sweep error, cleared by a successful sweep (for /healthz). */
   lastSweepError: string | undefined;
 
@@ -66,17 +67,27 @@ export class StoreFeed {
     }
   }
 
+  /** Re-read a full snapshot now (the current watch ends; the log is followed again from the new one). */
+  resnapshot(): void {
+    this.round?.abort();
+  }
+
   private async follow(): Promise<void> {
     const { store, sink, logger } = this.options;
     const signal = this.abort.signal;
     while (!signal.aborted) {
+      // One round: a snapshot, then the log from it, until it fails or resnapshot() ends the round.
+      const round = new AbortController();
+      this.round = round;
+      const endRound = () => round.abort();
+      signal.addEventListener('abort', endRound, { once: true });
       try {
         const snapshot = await store.snapshot();
         if (signal.aborted) return;
         sink.snapshot(snapshot);
         sink.status(true);
         this.backoff.reset();
-        for await (const event of store.watch(snapshot.position, signal)) sink.event(event);
+        for await (const event of store.watch(snapshot.position, round.signal)) sink.event(event);
       } catch (error) {
         if (signal.aborted) return;
         if (error instanceof PositionLostError) {
@@ -88,6 +99,8 @@ export class StoreFeed {
         const delay = this.backoff.next();
         logger.warn({ err: errorMessage(error), retry_in_ms: delay }, 'store cannot be read; keeping the last view');
         await sleep(delay, signal);
+      } finally {
+        signal.removeEventListener('abort', endRound);
       }
     }
   }

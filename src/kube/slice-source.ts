@@ -60,8 +60,11 @@ export function createSliceSource(options: SliceSourceOptions): KubeSliceSource 
   return new EndpointSliceLoop(options);
 }
 
-/** A clean end of a watch this short, that delivered nothing, is a failure: re-watching at once would spin. */
-const MIN_QUIET_WATCH_MS = 1_000;
+/**
+ * A clean end of a watch this short, that delivered nothing, is a failure: re-watching at once would spin.
+ * A watch that stayed up this long has recovered: its failure starts the backoff over.
+ */
+export const MIN_QUIET_WATCH_MS = 1_000;
 
 /** What one watch request leads to: where to watch from next (undefined: relist) and whether to back off. */
 interface WatchOutcome {
@@ -179,6 +182,7 @@ class EndpointSliceLoop implements SliceSource {
     let delivered = false;
     let problem: Exclude<WatchLine, { kind: 'event' } | { kind: 'bookmark' }> | undefined;
     let graceTimer: NodeJS.Timeout | undefined;
+    let openedAt: number | undefined;
     const startedAt = Date.now();
     const onDelivered = () => {
       if (delivered) return;
@@ -197,6 +201,7 @@ class EndpointSliceLoop implements SliceSource {
       idleTimeoutMs: (timeoutSeconds + 60) * 1000,
       onOpen: () => {
         this.stats.watches += 1;
+        openedAt = Date.now();
         if (context.afterList) this.report(true);
         else graceTimer = setTimeout(() => this.report(true), this.options.rewatchGraceMs ?? 250);
       },
@@ -224,6 +229,11 @@ class EndpointSliceLoop implements SliceSource {
       },
     }).catch((error: unknown): WatchEnd => ({ kind: 'failed', error: asError(error) }));
     clearTimeout(graceTimer);
+    // A watch reported synced that stayed up past the quiet minimum has recovered even if nothing changed
+    // (a quiet namespace delivers no event): its failure starts the backoff over, as it does once synced.
+    // A server that closes sooner is flapping, and keeps backing off.
+    const upMs = openedAt === undefined ? 0 : Date.now() - openedAt;
+    if (upMs >= Math.max(MIN_QUIET_WATCH_MS, this.options.rewatchGraceMs ?? 250)) this.backoff.reset();
     return this.outcome(end, problem, { resume, delivered, elapsedMs: Date.now() - startedAt });
   }
 

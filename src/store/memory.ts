@@ -1,5 +1,6 @@
 // The in-process RegistrationStore, for one replica (the embedded default). It forgets every lease on
 // restart, which is why the service reports `complete: false` for one lease after start.
+import { randomUUID } from 'node:crypto';
 import { poolKey, type PoolKey, type Registration } from '../contract/index.js';
 import { canonicalJson } from './canonical-json.js';
 import { MemoryChangeLog } from './memory-change-log.js';
@@ -36,6 +37,8 @@ class MemoryStore implements RegistrationStore {
   private readonly leaseMs: number;
   private readonly now: () => number;
   private closed = false;
+  /** One per instance: the memory store's data lives as long as the process. */
+  private readonly epoch = randomUUID();
 
   constructor(options: MemoryStoreOptions) {
     if (!(options.leaseMs > 0)) throw new RangeError(`leaseMs must be positive, got ${options.leaseMs}`);
@@ -74,7 +77,7 @@ class MemoryStore implements RegistrationStore {
   async snapshot(): Promise<StoreSnapshot> {
     this.assertOpen();
     const records = [...this.leases.values()].map((held) => structuredClone(held.record));
-    return { records, position: this.log.position, nowMs: this.now() };
+    return { records, position: this.log.position, nowMs: this.now(), epoch: this.epoch };
   }
 
   watch(position: string, signal: AbortSignal): AsyncIterable<LeaseEvent> {

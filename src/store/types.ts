@@ -26,6 +26,12 @@ export interface StoreSnapshot {
   position: string;
   /** The store's clock when the snapshot was read. */
   nowMs: number;
+  /**
+   * Names the store's data lifetime: it changes when the store lost its data (a Redis restarted without
+   * persistence, a failover that lost writes). A replica that sees it change knows the leases PoolRelays
+   * are still renewing may be missing for up to one lease, and must not drop them as lapsed meanwhile.
+   */
+  epoch: string;
 }
 
 export interface HeartbeatResult {

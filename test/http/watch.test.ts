@@ -19,6 +19,8 @@ describe('GET /pools/watch', () => {
     poolListSchema.parse(await (await fetch(`${svc.url}/pools${query}`)).json());
 
   it('streams resync first, upsert on register, delete on lapse, matching GET /pools', async () => {
+    // After the memory store's one-lease warm-up, so no completeness change bumps the revision meanwhile.
+    await waitFor(async () => (await getPools()).complete, { message: 'warm-up over' });
     const sse = await SseReader.open(`${svc.url}/pools/watch`);
     try {
       await waitFor(() => sse.messages.length >= 1, { message: 'first resync' });

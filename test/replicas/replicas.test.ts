@@ -153,15 +153,53 @@ describe('three replicas on one Redis', () => {
       await beating.stop();
     }
   });
+
+  it('keeps every pool through a Redis restart that lost all data: complete: false for a lease, then converged', async () => {
+    const pools = ['reset-a', 'reset-b', 'reset-c'];
+    // Heartbeats well apart (within the lease), so replicas re-read the emptied Redis before they return.
+    const beating = keepBeating(replicas[1]!, pools, LEASE_MS * 0.7);
+    try {
+      await Promise.all(
+        replicas.map((r) => waitFor(async () => (await names(r)).filter((n) => pools.includes(n)).length === 3)),
+      );
+      // Watch every replica's list from now on: no answer may lack a pool, complete or not.
+      let watching = true;
+      const violations: string[] = [];
+      const watcher = (async () => {
+        while (watching) {
+          for (const replica of replicas) {
+            const list = await getPools(replica).catch(() => undefined);
+            if (!list) continue;
+            const missing = pools.filter((p) => !list.pools.some((x) => x.name === p));
+            if (missing.length > 0) violations.push(`${replica.url} complete=${list.complete} missing ${missing.join(',')}`);
+          }
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      })();
+      await redis.restart();
+      for (const replica of replicas) {
+        await waitFor(async () => {
+          const l = await getPools(replica);
+          return l.complete && pools.every((p) => l.pools.some((x) => x.name === p));
+        }, { timeoutMs: LEASE_MS * 3 + 5000, message: `complete again on ${replica.url}` });
+      }
+      watching = false;
+      await watcher;
+      expect(violations).toEqual([]);
+      // A pool whose relay stopped before the restart is not resurrected: it leaves once the lease is over.
+    } finally {
+      await beating.stop();
+    }
+  });
 });
 
-/** PoolRelays heartbeating `names` to `replica` every 250 ms (retrying through 503s) until stopped. */
-function keepBeating(replica: PoolscopeProcess, pools: string[]): { stop(): Promise<void> } {
+/** PoolRelays heartbeating `names` to `replica` every `everyMs` (retrying through 503s) until stopped. */
+function keepBeating(replica: PoolscopeProcess, pools: string[], everyMs = 250): { stop(): Promise<void> } {
   let running = true;
   const loop = (async () => {
     while (running) {
       await Promise.all(pools.map((name) => postJson(replica.url, registration({ name })).catch(() => undefined)));
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
     }
   })();
   return {

@@ -149,6 +149,14 @@ export function describeStoreContract(name: string, target: StoreContractTarget)
       expect(snapshotRecord).toMatchObject({ version: 2, registration: { model: changed.model } });
     });
 
+    it('keeps one epoch across snapshots and heartbeats', async () => {
+      const store = await open({ leaseMs: LONG_LEASE_MS });
+      const { epoch } = await store.snapshot();
+      expect(epoch).toMatch(/\S/);
+      await store.heartbeat(registration('epoch'));
+      expect((await store.snapshot()).epoch).toBe(epoch);
+    });
+
     it('follows from the position of an empty snapshot', async () => {
       const store = await open({ leaseMs: LONG_LEASE_MS });
       const snapshot = await store.snapshot();

@@ -82,7 +82,8 @@ describe('redis store outages', () => {
 
   it('works again after Redis is killed and restarted, without being recreated', async () => {
     const store = openStore();
-    const recorder = new WatchRecorder(store, (await store.snapshot()).position);
+    const first = await store.snapshot();
+    const recorder = new WatchRecorder(store, first.position);
     try {
       await store.heartbeat(registration('before'));
       await recorder.until((events) => events.length === 1);
@@ -104,7 +105,11 @@ describe('redis store outages', () => {
       const stale = new WatchRecorder(store, position);
       await stale.done;
       expect(stale.error).toBeInstanceOf(PositionLostError);
-      expect((await store.snapshot()).records.map((r) => r.key)).toEqual(['us-east-1/llm/after']);
+      const after = await store.snapshot();
+      expect(after.records.map((r) => r.key)).toEqual(['us-east-1/llm/after']);
+      // The data was lost, and the snapshot says so: a new epoch, the same for every reader.
+      expect(after.epoch).not.toBe(first.epoch);
+      expect((await store.snapshot()).epoch).toBe(after.epoch);
     } finally {
       await recorder.stop();
       await store.close();

@@ -8,6 +8,8 @@ export interface StoreKeys {
   readonly deadlines: string;
   /** Stream: the change log of `upsert` and `lapse` entries. */
   readonly changes: string;
+  /** String: the store's epoch, created once per data lifetime (see StoreSnapshot.epoch). */
+  readonly epoch: string;
   /** Hash of one pool: registration, renewed_at_ms, lease_ms, version. */
   pool(key: PoolKey): string;
 }
@@ -21,6 +23,7 @@ export function createStoreKeys(prefix: string): StoreKeys {
   return {
     deadlines: `${tag}:deadlines`,
     changes: `${tag}:changes`,
+    epoch: `${tag}:epoch`,
     pool: (key) => `${tag}:pool:${escapeKeyPart(key)}`,
   };
 }

@@ -14,6 +14,7 @@
 // returned; watch() from it yields every later change once. Each step is a single-slot command, so this
 // works on Redis Cluster unchanged. If the log was trimmed past P0 during the read (only with a read
 // slower than a whole log's worth of changes), the read starts over.
+import { randomUUID } from 'node:crypto';
 import type { PoolKey } from '../../contract/index.js';
 import type { LeaseRecord, StoreSnapshot } from '../types.js';
 import { StoreUnavailableError } from '../types.js';
@@ -68,9 +69,19 @@ export async function readSnapshot({ runner, keys }: ReadSnapshotOptions): Promi
 
     const [seconds, micros] = await runner.run('snapshot', (client) => client.time());
     const nowMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-    return { records: [...records.values()], position, nowMs };
+    return { records: [...records.values()], position, nowMs, epoch: await readEpoch(runner, keys) };
   }
   throw new StoreUnavailableError(`redis store: snapshot fell behind the change log ${ATTEMPTS} times`);
+}
+
+/**
+ * The store's epoch: created with SET NX by the first reader after the data was lost (a restart without
+ * persistence leaves no epoch key), so every replica reads the same new value afterwards.
+ */
+async function readEpoch(runner: CommandRunner, keys: StoreKeys): Promise<string> {
+  const fresh = randomUUID();
+  const previous = await runner.run('snapshot', (client) => client.set(keys.epoch, fresh, 'NX', 'GET'));
+  return previous ?? fresh;
 }
 
 /** Every lease in the deadlines set, as its hash reads now (the caller corrects it with the log). */

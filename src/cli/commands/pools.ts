@@ -1,0 +1,143 @@
+// `poolscope pools`: the listed pools as a table or JSON; with --watch, the table and then one row per
+// change as it comes (like `kubectl get -w`), a removed pool shown with state `deleted`; with -o json
+// --watch, one JSON line per change. Incompleteness and replica switches go to stderr.
+import type { ListedPool, PoolList } from '../../contract/index.js';
+import { getPools } from '../../client/get-pools.js';
+import { watchPools, type PoolChange, type WatchStatus } from '../../client/watch-pools.js';
+import { EXIT_FAILURE, EXIT_USAGE, type CliIo, type Command } from '../command.js';
+import { parseFlags, quote, wantsHelp, type FlagDef } from '../flag-parser.js';
+import { commandHelpText } from '../help.js';
+import { clientDefaults, clientFlags, type ClientDraft } from './client-flags.js';
+import { formatRow, formatTable, poolRow } from './pools-table.js';
+import { untilShutdown } from './process.js';
+
+const OUTPUTS = ['table', 'json'] as const;
+type Output = (typeof OUTPUTS)[number];
+
+interface PoolsDraft extends ClientDraft {
+  output: Output;
+  watch: boolean;
+  model: string | undefined;
+}
+
+export const POOLS_FLAGS: readonly FlagDef<PoolsDraft>[] = [
+  ...clientFlags<PoolsDraft>(),
+  {
+    name: 'output',
+    short: 'o',
+    valueName: 'FORMAT',
+    summary: 'table, or json (the body of GET /pools; with --watch, one JSON line per change)',
+    defaultText: 'table',
+    apply(value, draft) {
+      if (!(OUTPUTS as readonly string[]).includes(value)) return `must be one of ${OUTPUTS.join(', ')} (got ${quote(value)})`;
+      draft.output = value as Output;
+      return undefined;
+    },
+  },
+  {
+    name: 'watch',
+    short: 'w',
+    valueName: undefined,
+    summary: 'after the list, print each change as it comes, until interrupted',
+    defaultText: 'off',
+    apply(value, draft) {
+      draft.watch = value === 'true';
+      return undefined;
+    },
+  },
+  {
+    name: 'model',
+    valueName: 'MODEL',
+    summary: 'only pools serving this model',
+    defaultText: 'every model',
+    apply(value, draft) {
+      draft.model = value;
+      return undefined;
+    },
+  },
+];
+
+const USAGE = 'pools [flags]';
+const SUMMARY = 'list the pools (-o json), or follow them (--watch)';
+
+export const poolsCommand: Command = {
+  name: 'pools',
+  usage: USAGE,
+  summary: SUMMARY,
+  async run(args, io) {
+    if (wantsHelp(args)) {
+      io.stdout(commandHelpText({ usage: USAGE, summary: SUMMARY, flags: POOLS_FLAGS, notes: ['Example:', '  poolscope pools --watch'] }));
+      return 0;
+    }
+    const draft: PoolsDraft = { ...clientDefaults(), output: 'table', watch: false, model: undefined };
+    const parsed = parseFlags(args, { command: 'pools', flags: POOLS_FLAGS, draft, env: io.env });
+    if (!parsed.ok) {
+      io.stderr(`poolscope: ${parsed.flag}: ${parsed.message}\n`);
+      return EXIT_USAGE;
+    }
+    return draft.watch ? watch(draft, io) : list(draft, io);
+  },
+};
+
+async function list(draft: PoolsDraft, io: CliIo): Promise<number> {
+  let body: PoolList;
+  try {
+    body = await getPools({ servers: draft.servers, token: draft.token, ca: draft.ca });
+  } catch (error) {
+    io.stderr(`poolscope: ${(error as Error).message}\n`);
+    return EXIT_FAILURE;
+  }
+  const pools = body.pools.filter((pool) => draft.model === undefined || pool.model === draft.model);
+  if (draft.output === 'json') {
+    io.stdout(`${JSON.stringify({ ...body, pools }, null, 2)}\n`);
+  } else if (pools.length === 0) {
+    io.stderr('No pools listed.\n');
+  } else {
+    io.stdout(formatTable(pools).text);
+  }
+  if (!body.complete) io.stderr('poolscope: the list may be incomplete (complete: false); pools may be missing\n');
+  return 0;
+}
+
+async function watch(draft: PoolsDraft, io: CliIo): Promise<number> {
+  const matches = (pool: ListedPool) => draft.model === undefined || pool.model === draft.model;
+  const watcher = watchPools({ servers: draft.servers, token: draft.token, ca: draft.ca });
+  let widths: number[] | undefined;
+  const print = (change: PoolChange) => {
+    const pool = change.type === 'removed' ? change.previous : change.pool;
+    if (!matches(pool)) return;
+    if (draft.output === 'json') {
+      io.stdout(`${JSON.stringify({ type: change.type, pool })}\n`);
+    } else if (widths !== undefined) {
+      io.stdout(`${formatRow(poolRow(pool, change.type === 'removed' ? 'deleted' : pool.state), widths)}\n`);
+    }
+  };
+  // JSON lines start with the first list's pools as `added`; the table waits for the first list whole.
+  watcher.onChange(print);
+  let lastStatus: WatchStatus | undefined;
+  watcher.onStatus((status) => {
+    const said = describeStatus(status, lastStatus);
+    lastStatus = status;
+    if (said !== undefined) io.stderr(`poolscope: ${said}\n`);
+  });
+  const shutdown = untilShutdown(io);
+  await Promise.race([watcher.ready, shutdown]);
+  if (draft.output === 'table') {
+    const table = formatTable([...watcher.pools.values()].filter(matches));
+    widths = table.widths;
+    io.stdout(table.text);
+  }
+  await shutdown;
+  await watcher.close();
+  return 0;
+}
+
+/** A line for a change of replica, transport or completeness; nothing for a repeat. */
+function describeStatus(status: WatchStatus, previous: WatchStatus | undefined): string | undefined {
+  if (status.transport === 'disconnected') {
+    return previous?.transport === 'disconnected' ? undefined : `lost ${status.server}; reconnecting (pools kept)`;
+  }
+  const how = status.transport === 'sse' ? 'watching' : 'polling';
+  const completeness = status.complete ? '' : ' (incomplete: pools may be missing; none is dropped meanwhile)';
+  return `${how} ${status.server}${completeness}`;
+}

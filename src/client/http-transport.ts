@@ -1,0 +1,153 @@
+// HTTP for the relay and the router client, on node:http/https rather than fetch: fetch cannot be given
+// a custom CA without undici's own Agent, and undici 8 does not run on Node 20 (STACK.md). One keep-alive
+// agent per scheme, so a relay's heartbeats and a router's polls reuse their connection.
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+
+export interface HttpTransportOptions {
+  /** PEM certificate(s) of the CA that signed the servers' certificates; replaces Node's bundled CAs. */
+  ca?: string | Buffer;
+  /** Sent as `Authorization: Bearer <token>`. */
+  token?: string;
+}
+
+export interface HttpReply {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+export interface HttpStream {
+  status: number;
+  contentType: string;
+  body: IncomingMessage;
+  /** Ends the stream and its connection. */
+  close(): void;
+}
+
+export interface RequestInit {
+  method?: 'GET' | 'POST';
+  /** A JSON body. */
+  json?: string;
+  /** Until the whole reply is read (request) or until the headers arrive (stream). */
+  timeoutMs: number;
+  signal?: AbortSignal;
+  accept?: string;
+}
+
+/** A failed exchange: no reply, a timeout, or the caller's abort. `reason` is short enough for a log line. */
+export class TransportError extends Error {
+  constructor(
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(reason, options);
+    this.name = 'TransportError';
+  }
+}
+
+export class HttpTransport {
+  private readonly httpAgent = new HttpAgent({ keepAlive: true });
+  private readonly httpsAgent: HttpsAgent;
+  private readonly token: string | undefined;
+
+  constructor(options: HttpTransportOptions = {}) {
+    this.httpsAgent = new HttpsAgent({ keepAlive: true, ...(options.ca === undefined ? {} : { ca: options.ca }) });
+    this.token = options.token;
+  }
+
+  /** One request, its reply read in full. Rejects with TransportError when no reply came in time. */
+  async request(url: string, init: RequestInit): Promise<HttpReply> {
+    const stream = await this.open(url, init, { wholeReply: true });
+    try {
+      const chunks: Buffer[] = [];
+      for await (const chunk of stream.body) chunks.push(chunk as Buffer);
+      // Read in full: the connection goes back to the keep-alive pool, so only the timer is cleared.
+      stream.release();
+      return { status: stream.status, contentType: stream.contentType, body: Buffer.concat(chunks).toString('utf8') };
+    } catch (error) {
+      stream.close();
+      throw asTransportError(error, stream.abortReason());
+    }
+  }
+
+  /** A request whose reply body is read as it comes (Server-Sent Events). The timeout ends at the headers. */
+  async stream(url: string, init: RequestInit): Promise<HttpStream> {
+    const { status, contentType, body, close } = await this.open(url, init, { wholeReply: false });
+    return { status, contentType, body, close };
+  }
+
+  /** Closes idle keep-alive connections; open streams are ended by their own close(). */
+  close(): void {
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+  }
+
+  private open(
+    url: string,
+    init: RequestInit,
+    mode: { wholeReply: boolean },
+  ): Promise<HttpStream & { abortReason(): string | undefined; release(): void }> {
+    const target = new URL(url);
+    const secure = target.protocol === 'https:';
+    const controller = new AbortController();
+    let abortReason: string | undefined;
+    const abort = (reason: string) => {
+      abortReason ??= reason;
+      controller.abort();
+    };
+    const onCallerAbort = () => abort('aborted');
+    if (init.signal?.aborted) abort('aborted');
+    init.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    const timer = setTimeout(() => abort(`no reply within ${init.timeoutMs} ms`), init.timeoutMs);
+    const cleanup = () => {
+      clearTimeout(timer);
+      init.signal?.removeEventListener('abort', onCallerAbort);
+    };
+    const headers: Record<string, string> = { accept: init.accept ?? 'application/json' };
+    if (this.token !== undefined) headers.authorization = `Bearer ${this.token}`;
+    if (init.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = String(Buffer.byteLength(init.json));
+    }
+    return new Promise((resolve, reject) => {
+      const send = secure ? httpsRequest : httpRequest;
+      const request = send(target, {
+        method: init.method ?? 'GET',
+        headers,
+        agent: secure ? this.httpsAgent : this.httpAgent,
+        signal: controller.signal,
+      });
+      request.once('error', (error) => {
+        cleanup();
+        reject(asTransportError(error, abortReason));
+      });
+      request.once('response', (response) => {
+        // A stream's timeout covers the headers only; a whole reply's covers its body too.
+        if (!mode.wholeReply) cleanup();
+        const close = () => {
+          cleanup();
+          abort('closed');
+          response.destroy();
+        };
+        resolve({
+          status: response.statusCode ?? 0,
+          contentType: String(response.headers['content-type'] ?? ''),
+          body: response,
+          close,
+          release: cleanup,
+          abortReason: () => abortReason,
+        });
+      });
+      request.end(init.json);
+    });
+  }
+}
+
+function asTransportError(error: unknown, abortReason: string | undefined): TransportError {
+  if (error instanceof TransportError) return error;
+  if (abortReason !== undefined) return new TransportError(abortReason, { cause: error });
+  const code = (error as NodeJS.ErrnoException).code;
+  const message = error instanceof Error ? error.message : String(error);
+  return new TransportError(code && !message.includes(code) ? `${code}: ${message}` : message, { cause: error });
+}

@@ -1,0 +1,96 @@
+// The router's view of the listed pools under the caller merge rule (CONTRACT.md §5): a list with
+// `complete: false` may miss pools, so pools it does not name are kept; only a complete list (or a
+// `delete` event) removes one. Pure: every edge case is tested without a server.
+import { poolKey, type ListedPool, type PoolId, type PoolKey, type PoolList } from '../contract/index.js';
+
+/** One change of the view, as `watchPools()` reports it. */
+export type PoolChange =
+  | { type: 'added'; key: PoolKey; pool: ListedPool }
+  | { type: 'updated'; key: PoolKey; pool: ListedPool; previous: ListedPool }
+  | { type: 'removed'; key: PoolKey; previous: ListedPool };
+
+export class PoolMap {
+  private readonly pools = new Map<PoolKey, ListedPool>();
+  private readonly keysByModel = new Map<string, Set<PoolKey>>();
+
+  /** Every known pool by key (`cluster_id/namespace/name`). Read-only: changes go through apply*. */
+  get view(): ReadonlyMap<PoolKey, ListedPool> {
+    return this.pools;
+  }
+
+  get(key: PoolKey): ListedPool | undefined {
+    return this.pools.get(key);
+  }
+
+  /** The known pools serving `model`, ordered by key. */
+  byModel(model: string): ListedPool[] {
+    const keys = [...(this.keysByModel.get(model) ?? [])].sort();
+    return keys.map((key) => this.pools.get(key)!);
+  }
+
+  /**
+   * A whole list: a `resync` event or a GET /pools reply. Every listed pool is added or updated; the
+   * known pools it does not name are removed only when `complete` is true.
+   */
+  applyList(list: PoolList): PoolChange[] {
+    const changes: PoolChange[] = [];
+    const listed = new Set<PoolKey>();
+    for (const pool of list.pools) {
+      listed.add(poolKey(pool));
+      changes.push(...this.upsert(pool));
+    }
+    if (list.complete) {
+      for (const key of [...this.pools.keys()]) if (!listed.has(key)) changes.push(...this.remove(key));
+    }
+    return changes;
+  }
+
+  /** An `upsert` event: the pool is listed with these fields. No change when they are the same. */
+  upsert(pool: ListedPool): PoolChange[] {
+    const key = poolKey(pool);
+    const previous = this.pools.get(key);
+    if (previous !== undefined && samePool(previous, pool)) return [];
+    if (previous !== undefined) this.unindex(key, previous);
+    this.pools.set(key, pool);
+    this.index(key, pool);
+    return [previous === undefined ? { type: 'added', key, pool } : { type: 'updated', key, pool, previous }];
+  }
+
+  /** A `delete` event (or a pool missing from a complete list). */
+  remove(id: PoolId | PoolKey): PoolChange[] {
+    const key = typeof id === 'string' ? id : poolKey(id);
+    const previous = this.pools.get(key);
+    if (previous === undefined) return [];
+    this.pools.delete(key);
+    this.unindex(key, previous);
+    return [{ type: 'removed', key, previous }];
+  }
+
+  private index(key: PoolKey, pool: ListedPool): void {
+    let keys = this.keysByModel.get(pool.model);
+    if (keys === undefined) this.keysByModel.set(pool.model, (keys = new Set()));
+    keys.add(key);
+  }
+
+  private unindex(key: PoolKey, pool: ListedPool): void {
+    const keys = this.keysByModel.get(pool.model);
+    keys?.delete(key);
+    if (keys?.size === 0) this.keysByModel.delete(pool.model);
+  }
+}
+
+/** Field-by-field equality, whatever order the keys came in. */
+export function samePool(a: ListedPool, b: ListedPool): boolean {
+  return canonical(a) === canonical(b);
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

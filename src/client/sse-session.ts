@@ -1,0 +1,133 @@
+// One connection to GET /pools/watch: opens it, parses the event stream, checks every event against the
+// contract's schemas and hands it on, and says how the connection ended, so the watcher can tell a
+// replica that is gone (try the next) from a path that cuts event streams (poll instead).
+import type { Logger } from 'pino';
+import { watchEventSchemas, type WatchEvent } from '../contract/index.js';
+import { TransportError, type HttpTransport } from './http-transport.js';
+import { SseParser, type SseMessage } from './sse-parser.js';
+
+export type SessionEnd =
+  /** No HTTP reply (refused, reset, timed out) or a 5xx: the replica cannot serve. */
+  | { kind: 'unreachable'; reason: string }
+  /** A reply that is not an event stream, or no first event in time: something on the path cuts SSE. */
+  | { kind: 'not-sse'; reason: string }
+  /** The stream ended or broke after it had worked (`resynced`: a resync arrived). */
+  | { kind: 'ended'; reason: string; resynced: boolean }
+  /** An event the contract does not allow: logged, and the watcher reconnects (a new resync relists). */
+  | { kind: 'invalid'; reason: string }
+  | { kind: 'stopped' };
+
+export interface SseSessionOptions {
+  transport: HttpTransport;
+  server: string;
+  logger: Logger;
+  connectTimeoutMs: number;
+  firstEventTimeoutMs: number;
+  /** No byte (not even a keep-alive comment) for this long: the connection is dead. */
+  idleTimeoutMs: number;
+  signal: AbortSignal;
+  onEvent(event: WatchEvent): void;
+}
+
+const KNOWN_EVENTS = new Set(Object.keys(watchEventSchemas));
+
+export async function runSseSession(options: SseSessionOptions): Promise<SessionEnd> {
+  const url = `${options.server}/pools/watch`;
+  let stream;
+  try {
+    stream = await options.transport.stream(url, {
+      accept: 'text/event-stream',
+      timeoutMs: options.connectTimeoutMs,
+      signal: options.signal,
+    });
+  } catch (error) {
+    if (options.signal.aborted) return { kind: 'stopped' };
+    return { kind: 'unreachable', reason: error instanceof TransportError ? error.reason : String(error) };
+  }
+  if (stream.status >= 500 && stream.status !== 502 && stream.status !== 504) {
+    stream.close();
+    return { kind: 'unreachable', reason: `GET /pools/watch answered ${stream.status}` };
+  }
+  if (stream.status !== 200 || !stream.contentType.toLowerCase().startsWith('text/event-stream')) {
+    stream.close();
+    return { kind: 'not-sse', reason: `GET /pools/watch answered ${stream.status} ${stream.contentType || 'without a content type'}` };
+  }
+
+  const parser = new SseParser();
+  const decoder = new TextDecoder();
+  let resynced = false;
+  let events = 0;
+  let ending: SessionEnd | undefined;
+  const endWith = (end: SessionEnd) => {
+    ending ??= end;
+    stream.close();
+  };
+  // Until the first event: a buffering proxy passes the headers and holds the body.
+  let timer = setTimeout(
+    () => endWith({ kind: 'not-sse', reason: `no event within ${options.firstEventTimeoutMs} ms` }),
+    options.firstEventTimeoutMs,
+  );
+  const onAbort = () => endWith({ kind: 'stopped' });
+  options.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    for await (const chunk of stream.body) {
+      if (events > 0) {
+        clearTimeout(timer);
+        timer = setTimeout(
+          () => endWith({ kind: 'ended', reason: `nothing received for ${options.idleTimeoutMs} ms`, resynced }),
+          options.idleTimeoutMs,
+        );
+      }
+      for (const message of parser.push(decoder.decode(chunk as Buffer, { stream: true }))) {
+        const event = parseEvent(message);
+        if (typeof event === 'string') {
+          options.logger.warn({ server: options.server, event: message.event, reason: event }, 'watch event refused; reconnecting');
+          endWith({ kind: 'invalid', reason: event });
+          break;
+        }
+        if (event === undefined) continue;
+        if (events === 0) {
+          clearTimeout(timer);
+          timer = setTimeout(
+            () => endWith({ kind: 'ended', reason: `nothing received for ${options.idleTimeoutMs} ms`, resynced }),
+            options.idleTimeoutMs,
+          );
+        }
+        events += 1;
+        if (event.kind === 'resync') resynced = true;
+        options.onEvent(event);
+      }
+      if (ending !== undefined) break;
+    }
+  } catch (error) {
+    // The connection broke (reset, or closed by endWith): `ending` says which when we closed it.
+    if (ending === undefined && options.signal.aborted) ending = { kind: 'stopped' };
+    ending ??= { kind: 'ended', reason: error instanceof Error ? error.message : String(error), resynced };
+  } finally {
+    clearTimeout(timer);
+    options.signal.removeEventListener('abort', onAbort);
+    stream.close();
+  }
+  if (ending !== undefined) return ending;
+  if (options.signal.aborted) return { kind: 'stopped' };
+  if (events === 0) return { kind: 'not-sse', reason: 'the event stream ended before its first event' };
+  return { kind: 'ended', reason: 'the server ended the stream', resynced };
+}
+
+/** The event, `undefined` for an event kind this client does not know (skipped), or why it was refused. */
+function parseEvent(message: SseMessage): WatchEvent | undefined | string {
+  if (!KNOWN_EVENTS.has(message.event)) return undefined;
+  let data: unknown;
+  try {
+    data = JSON.parse(message.data);
+  } catch {
+    return `${message.event} data is not JSON`;
+  }
+  const kind = message.event as keyof typeof watchEventSchemas;
+  const parsed = watchEventSchemas[kind].safeParse(data);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return `${kind} data breaks the contract at ${issue?.path.join('.') || 'the top'}: ${issue?.message ?? ''}`;
+  }
+  return { kind, data: parsed.data } as WatchEvent;
+}

@@ -1,0 +1,266 @@
+// watchPools(): a router's live view of the listed pools. Follows GET /pools/watch on one replica at a
+// time, moves to the next when it fails, backs off when all have, and polls GET /pools where something
+// on the path cuts event streams (a buffering proxy), trying the stream again now and then. Every list
+// is applied under the caller merge rule (pool-map.ts).
+import { pino, type Logger } from 'pino';
+import type { ListedPool, PoolId, PoolKey, WatchEvent } from '../contract/index.js';
+import { poolKey } from '../contract/index.js';
+import { Backoff, sleep, type BackoffOptions } from '../util/backoff.js';
+import { readPoolList } from './get-pools.js';
+import { HttpTransport, type HttpTransportOptions } from './http-transport.js';
+import { PoolMap, type PoolChange } from './pool-map.js';
+import { ReplicaRotation } from './replica-rotation.js';
+import { runSseSession, type SessionEnd } from './sse-session.js';
+
+export type { PoolChange } from './pool-map.js';
+
+export interface WatchPoolsOptions extends HttpTransportOptions {
+  /** Base URLs of poolscope replicas, e.g. `http://poolscope:8080`; the watch starts at a random one. */
+  servers: readonly string[];
+  /** pino logger for reconnects and refusals (default: silent). */
+  logger?: Logger;
+  /** Backoff between rounds in which no replica answered (default 0.5 s doubling to 30 s, jittered). */
+  backoff?: BackoffOptions;
+  /** How often to poll GET /pools when event streams are cut (default 5 s). */
+  pollIntervalMs?: number;
+  /** While polling, how often to try the event stream again (default 60 s). */
+  sseRetryIntervalMs?: number;
+  /** Until the stream's headers, and for each GET /pools (default 5 s). */
+  requestTimeoutMs?: number;
+  /** A stream whose first event does not come in this time counts as cut (default 10 s). */
+  firstEventTimeoutMs?: number;
+  /** A stream silent this long (the server comments at least every 15 s) is dead (default 45 s). */
+  idleTimeoutMs?: number;
+  /** Random source in [0, 1) (injectable for tests). */
+  random?: () => number;
+}
+
+export type WatchTransport = 'sse' | 'polling' | 'disconnected';
+
+export interface WatchStatus {
+  /** The replica followed now (or tried last). */
+  server: string;
+  transport: WatchTransport;
+  /**
+   * True when the last list came with `complete: true` and the watch is still connected. While false,
+   * known pools are kept though a replica may not list them (the caller merge rule).
+   */
+  complete: boolean;
+  /** The revision of the last event or list applied. */
+  revision: string | undefined;
+}
+
+/** A live view of the listed pools. */
+export interface PoolWatch {
+  /** Every known pool by key (`cluster_id/namespace/name`). */
+  readonly pools: ReadonlyMap<PoolKey, ListedPool>;
+  readonly status: WatchStatus;
+  /** Resolves once the first list has been applied (or the watch was closed before). */
+  readonly ready: Promise<void>;
+  /** One pool by key or id. */
+  get(id: PoolKey | PoolId): ListedPool | undefined;
+  /** The known pools serving `model`, ordered by key. */
+  byModel(model: string): ListedPool[];
+  /** Called for each pool added, updated or removed. Returns the unsubscribe function. */
+  onChange(listener: (change: PoolChange) => void): () => void;
+  /** Called when the status changes (replica, transport, completeness). Returns the unsubscribe function. */
+  onStatus(listener: (status: WatchStatus) => void): () => void;
+  /** Stops following and closes connections; resolves when the loop has ended. */
+  close(): Promise<void>;
+}
+
+/**
+ * Follows the listed pools of a poolscope service and keeps a merged view of them.
+ *
+ * ```ts
+ * const watch = watchPools({ servers: ['http://poolscope-0:8080', 'http://poolscope-1:8080'] });
+ * watch.onChange((change) => console.info(change.type, change.key));
+ * await watch.ready;
+ * const llamas = watch.byModel('meta-llama/Llama-3.1-70B-Instruct');
+ * ```
+ *
+ * On a `resync` or a polled list with `complete: false` it keeps the pools it knows that the list does
+ * not name; it removes a pool only on a complete list or a `delete` event (CONTRACT.md §5).
+ *
+ * @throws TypeError when `servers` is empty or holds something other than an http(s) URL.
+ */
+export function watchPools(options: WatchPoolsOptions): PoolWatch {
+  return new PoolWatcher(options).start();
+}
+
+class PoolWatcher implements PoolWatch {
+  private readonly rotation: ReplicaRotation;
+  private readonly transport: HttpTransport;
+  private readonly logger: Logger;
+  private readonly backoff: Backoff;
+  private readonly map = new PoolMap();
+  private readonly changeListeners = new Set<(change: PoolChange) => void>();
+  private readonly statusListeners = new Set<(status: WatchStatus) => void>();
+  private readonly stop = new AbortController();
+  private readonly settings: Required<
+    Pick<WatchPoolsOptions, 'pollIntervalMs' | 'sseRetryIntervalMs' | 'requestTimeoutMs' | 'firstEventTimeoutMs' | 'idleTimeoutMs'>
+  >;
+  private current: WatchStatus;
+  private loop: Promise<void> = Promise.resolve();
+  private markReady!: () => void;
+  readonly ready: Promise<void>;
+
+  constructor(options: WatchPoolsOptions) {
+    this.rotation = new ReplicaRotation({ servers: options.servers, random: options.random });
+    this.transport = new HttpTransport(options);
+    this.logger = options.logger ?? pino({ level: 'silent' });
+    this.backoff = new Backoff({ initialMs: 500, maxMs: 30_000, jitter: 0.5, random: options.random, ...options.backoff });
+    this.settings = {
+      pollIntervalMs: options.pollIntervalMs ?? 5000,
+      sseRetryIntervalMs: options.sseRetryIntervalMs ?? 60_000,
+      requestTimeoutMs: options.requestTimeoutMs ?? 5000,
+      firstEventTimeoutMs: options.firstEventTimeoutMs ?? 10_000,
+      idleTimeoutMs: options.idleTimeoutMs ?? 45_000,
+    };
+    this.current = { server: this.rotation.current, transport: 'disconnected', complete: false, revision: undefined };
+    this.ready = new Promise((resolve) => (this.markReady = resolve));
+  }
+
+  start(): this {
+    this.loop = this.run().catch((error: unknown) => {
+      this.logger.error({ err: error }, 'pool watch stopped on an unexpected error');
+    });
+    return this;
+  }
+
+  get pools(): ReadonlyMap<PoolKey, ListedPool> {
+    return this.map.view;
+  }
+
+  get status(): WatchStatus {
+    return { ...this.current };
+  }
+
+  get(id: PoolKey | PoolId): ListedPool | undefined {
+    return this.map.get(typeof id === 'string' ? id : poolKey(id));
+  }
+
+  byModel(model: string): ListedPool[] {
+    return this.map.byModel(model);
+  }
+
+  onChange(listener: (change: PoolChange) => void): () => void {
+    this.changeListeners.add(listener);
+    return () => void this.changeListeners.delete(listener);
+  }
+
+  onStatus(listener: (status: WatchStatus) => void): () => void {
+    this.statusListeners.add(listener);
+    return () => void this.statusListeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    this.stop.abort();
+    await this.loop;
+    this.transport.close();
+    this.markReady();
+  }
+
+  private async run(): Promise<void> {
+    let pollUntil = 0;
+    while (!this.stop.signal.aborted) {
+      const server = this.rotation.current;
+      if (Date.now() < pollUntil) {
+        await this.pollOnce(server);
+        continue;
+      }
+      const startedAt = Date.now();
+      const end = await runSseSession({
+        transport: this.transport,
+        server,
+        logger: this.logger,
+        connectTimeoutMs: this.settings.requestTimeoutMs,
+        firstEventTimeoutMs: this.settings.firstEventTimeoutMs,
+        idleTimeoutMs: this.settings.idleTimeoutMs,
+        signal: this.stop.signal,
+        onEvent: (event) => this.apply(event, server),
+      });
+      if (end.kind === 'stopped') break;
+      this.setStatus({ transport: 'disconnected', complete: false });
+      if (end.kind === 'not-sse') {
+        // Is it the replica, or only its event stream? A working GET /pools says the path cuts streams.
+        if (await this.pollOnce(server)) {
+          this.logger.warn({ server, reason: end.reason }, 'event stream unavailable; polling GET /pools');
+          pollUntil = Date.now() + this.settings.sseRetryIntervalMs;
+        }
+        continue;
+      }
+      // A stream that worked for a while and ended (a replica draining, a proxy's idle cut): reconnect at
+      // once, to the same replica first. One that never delivered a resync counts as a failure.
+      const worked = end.kind === 'ended' && end.resynced && Date.now() - startedAt >= 1000;
+      this.logger.info({ server, reason: end.reason }, 'watch stream ended');
+      if (worked) {
+        this.rotation.succeeded();
+        this.backoff.reset();
+      } else {
+        await this.failOver(server, end);
+      }
+    }
+    this.setStatus({ transport: 'disconnected', complete: false });
+  }
+
+  /** One GET /pools; on success applies the list and waits the poll interval. Returns whether it worked. */
+  private async pollOnce(server: string): Promise<boolean> {
+    const reply = await readPoolList({
+      transport: this.transport,
+      server,
+      timeoutMs: this.settings.requestTimeoutMs,
+      signal: this.stop.signal,
+    });
+    if (this.stop.signal.aborted) return false;
+    if (!reply.ok) {
+      this.setStatus({ transport: 'disconnected', complete: false });
+      await this.failOver(server, { kind: 'unreachable', reason: reply.reason });
+      return false;
+    }
+    this.rotation.succeeded();
+    this.backoff.reset();
+    this.apply({ kind: 'resync', data: reply.list }, server, 'polling');
+    await sleep(this.settings.pollIntervalMs, this.stop.signal);
+    return true;
+  }
+
+  private async failOver(server: string, end: Exclude<SessionEnd, { kind: 'stopped' }>): Promise<void> {
+    const roundFailed = this.rotation.failed();
+    this.logger.warn({ server, reason: end.reason, next: this.rotation.current }, 'poolscope replica failed; trying the next');
+    if (roundFailed) await sleep(this.backoff.next(), this.stop.signal);
+  }
+
+  private apply(event: WatchEvent, server: string, transport: WatchTransport = 'sse'): void {
+    let changes: PoolChange[];
+    if (event.kind === 'resync') {
+      changes = this.map.applyList(event.data);
+      this.setStatus({ server, transport, complete: event.data.complete, revision: event.data.revision });
+    } else {
+      changes = event.kind === 'upsert' ? this.map.upsert(event.data.pool) : this.map.remove(event.data.pool);
+      this.setStatus({ server, transport, revision: event.data.revision });
+    }
+    for (const change of changes) this.emit(this.changeListeners, change);
+    if (event.kind === 'resync') this.markReady();
+  }
+
+  private setStatus(update: Partial<WatchStatus>): void {
+    const next = { ...this.current, ...update };
+    const changed =
+      next.server !== this.current.server ||
+      next.transport !== this.current.transport ||
+      next.complete !== this.current.complete;
+    this.current = next;
+    if (changed) this.emit(this.statusListeners, this.status);
+  }
+
+  private emit<T>(listeners: Set<(value: T) => void>, value: T): void {
+    for (const listener of listeners) {
+      try {
+        listener(value);
+      } catch (error) {
+        this.logger.error({ err: error }, 'a pool watch listener threw');
+      }
+    }
+  }
+}

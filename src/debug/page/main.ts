@@ -1,0 +1,111 @@
+// The /debug page: reads the chart once (GET /debug/machine), then follows GET /debug/pools/watch.
+// Selecting a pool reopens the stream with ?pool=<key>, so the server sends that pool's detail as it
+// changes; nothing is polled. The selection lives in the URL (#pool=<key>) so a link opens it.
+import type { DebugPoolDetail, DebugStreamEvents, GraphTransition, MachineGraph } from '../types.js';
+import { ChartView } from './chart.js';
+import { byId, el } from './dom.js';
+import { PoolDetailView } from './pool-detail.js';
+import { PoolList } from './pool-list.js';
+
+/** Server clock minus browser clock, from the `now_ms` of the last message. */
+let clockOffset = 0;
+const serverNow = () => Date.now() + clockOffset;
+
+function selectedFromUrl(): string | null {
+  const match = /^#pool=(.+)$/.exec(location.hash);
+  return match ? decodeURIComponent(match[1]!) : null;
+}
+
+async function start(): Promise<void> {
+  const response = await fetch('/debug/machine');
+  if (!response.ok) throw new Error(`GET /debug/machine: ${response.status}`);
+  const graph = (await response.json()) as MachineGraph;
+  const chart = new ChartView(byId('chart'), graph);
+  const transitions = new Map<string, GraphTransition>(graph.transitions.map((t) => [t.id, t]));
+  const detail = new PoolDetailView({ container: byId('detail'), transitions, serverNow });
+  let selected = selectedFromUrl();
+  let source: EventSource | undefined;
+
+  const showPool = (pool: DebugPoolDetail | null) => {
+    detail.show(pool, selected);
+    const last = pool?.history.at(-1);
+    chart.highlight({
+      current: pool?.state ?? null,
+      last: last ? { id: last.cause.transition, from: last.from, to: last.to } : null,
+    });
+    document.body.dataset.selectedState = pool?.state ?? '';
+  };
+
+  const list = new PoolList({
+    container: byId('groups'),
+    count: byId('pool-count'),
+    filter: byId<HTMLInputElement>('filter'),
+    stateOrder: graph.states.map((s) => s.key),
+    onSelect: (key) => {
+      if (key === selected) return;
+      history.replaceState(null, '', `#pool=${encodeURIComponent(key)}`);
+      select(key);
+    },
+  });
+
+  const connect = () => {
+    source?.close();
+    const query = selected ? `?pool=${encodeURIComponent(selected)}` : '';
+    source = new EventSource(`/debug/pools/watch${query}`);
+    const on = <K extends keyof DebugStreamEvents>(kind: K, handle: (data: DebugStreamEvents[K]) => void) =>
+      source!.addEventListener(kind, (message) => handle(JSON.parse((message as MessageEvent<string>).data) as DebugStreamEvents[K]));
+    on('snapshot', (data) => {
+      clockOffset = data.now_ms - Date.now();
+      setConnection('live');
+      showCompleteness(data);
+      list.replace(data.pools);
+      showPool(data.selected);
+    });
+    on('pools', (data) => {
+      clockOffset = data.now_ms - Date.now();
+      list.apply(data.upserted, data.removed);
+    });
+    on('pool', (data) => {
+      clockOffset = data.now_ms - Date.now();
+      showPool(data.pool);
+    });
+    on('completeness', showCompleteness);
+    // EventSource reconnects by itself; the server starts every stream with a full snapshot.
+    source.addEventListener('error', () => setConnection('reconnecting'));
+  };
+
+  const select = (key: string | null) => {
+    selected = key;
+    list.select(key);
+    connect();
+  };
+
+  window.addEventListener('hashchange', () => {
+    const key = selectedFromUrl();
+    if (key !== selected) select(key);
+  });
+  setInterval(() => detail.tick(), 200);
+  select(selected);
+}
+
+function setConnection(state: 'live' | 'reconnecting'): void {
+  const badge = byId('connection');
+  badge.dataset.connection = state;
+  badge.textContent = state === 'live' ? 'live' : 'reconnecting…';
+}
+
+function showCompleteness(completeness: { complete: boolean; reasons: string[] }): void {
+  const banner = byId('banner');
+  banner.hidden = completeness.complete;
+  document.body.dataset.complete = String(completeness.complete);
+  banner.replaceChildren(
+    el('strong', {}, 'Incomplete view: pools may be missing.'),
+    el('ul', {}, ...completeness.reasons.map((reason) => el('li', {}, reason))),
+  );
+}
+
+start().catch((error: unknown) => {
+  const banner = byId('banner');
+  banner.hidden = false;
+  banner.textContent = `The page could not start: ${error instanceof Error ? error.message : String(error)}`;
+});

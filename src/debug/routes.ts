@@ -1,0 +1,100 @@
+// The /debug page and what it reads, all from this origin:
+//   GET /debug                  the page (built into dist/debug-page by `npm run build`)
+//   GET /debug/assets/*         its script and style
+//   GET /debug/machine          the pool chart as data (MachineGraph), read from the machine definition
+//   GET /debug/pools/watch      Server-Sent Events: `snapshot`, then `pools`, `pool` and `completeness`
+//                               (?pool=<key> picks the pool whose detail is sent)
+//   GET /debug/pools/:key       one pool in full, the key URL-encoded (us-east-1%2Fllm%2Fllama-70b)
+import { Hono, type Context } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { ApiError } from '../http/errors.js';
+import type { DebugFeed } from './feed.js';
+import type { PageBundle } from './page-bundle.js';
+import type { DebugStreamEvent } from './types.js';
+
+export interface DebugPageDeps {
+  feed: DebugFeed;
+  /** The built page; undefined: /debug answers 503 naming the build step. */
+  bundle: PageBundle | undefined;
+  /** SSE keep-alive comment period (default 15 s). */
+  keepAliveMs?: number;
+  /** Aborted when the server drains (ends every stream). */
+  shutdown?: AbortSignal;
+}
+
+/**
+ * Everything the page loads comes from here: the browser refuses any other origin, so the page cannot
+ * reach a CDN or send anything off-site even if a dependency tried.
+ */
+const CONTENT_SECURITY_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+export function debugPageRoutes(deps: DebugPageDeps): Hono {
+  const serveFile = (c: Context, path: string, cache: string): Response => {
+    if (!deps.bundle) {
+      throw new ApiError(503, 'not_ready', 'the /debug page was not built: run `npm run build` (npm ci does it)');
+    }
+    const file = deps.bundle.files.get(path);
+    if (!file) throw new ApiError(404, 'not_found', `no file ${path} in the /debug page`);
+    return c.body(file.body as Uint8Array<ArrayBuffer>, 200, {
+      'content-type': file.contentType,
+      'cache-control': cache,
+      'content-security-policy': CONTENT_SECURITY_POLICY,
+      'x-content-type-options': 'nosniff',
+    });
+  };
+  return new Hono()
+    .get('/debug', (c) => serveFile(c, 'index.html', 'no-cache'))
+    .get('/debug/', (c) => serveFile(c, 'index.html', 'no-cache'))
+    // Asset names carry a content hash, so they never change under the same name.
+    .get('/debug/assets/:file', (c) => serveFile(c, `assets/${c.req.param('file')}`, 'public, max-age=31536000, immutable'))
+    .get('/debug/machine', (c) => c.json(deps.feed.graph))
+    .get('/debug/pools/watch', (c) => watchDebug(c, deps))
+    .get('/debug/pools/:key', (c) => {
+      const key = c.req.param('key');
+      const detail = deps.feed.detail(key);
+      if (!detail) throw new ApiError(404, 'not_found', `no pool ${key} on this replica`);
+      return c.json(detail);
+    });
+}
+
+type Outgoing = DebugStreamEvent | { kind: 'keepalive' };
+
+function watchDebug(c: Context, deps: DebugPageDeps): Response {
+  const selected = c.req.query('pool') || null;
+  return streamSSE(c, async (stream) => {
+    // Queued synchronously as the feed sends, written in order by one loop (as GET /pools/watch does).
+    const queue: Outgoing[] = [{ kind: 'snapshot', data: deps.feed.snapshot(selected) }];
+    let wake: (() => void) | undefined;
+    const push = (event: Outgoing) => {
+      queue.push(event);
+      wake?.();
+    };
+    const unsubscribe = deps.feed.subscribe(selected, push);
+    const keepAlive = setInterval(() => push({ kind: 'keepalive' }), deps.keepAliveMs ?? 15_000);
+    let closed = false;
+    const end = () => {
+      closed = true;
+      wake?.();
+    };
+    stream.onAbort(end);
+    if (deps.shutdown?.aborted) end();
+    deps.shutdown?.addEventListener('abort', end, { once: true });
+    try {
+      while (!closed) {
+        const event = queue.shift();
+        if (!event) {
+          await new Promise<void>((resolve) => (wake = resolve));
+          wake = undefined;
+          continue;
+        }
+        if (event.kind === 'keepalive') await stream.write(': keep-alive\n\n');
+        else await stream.writeSSE({ event: event.kind, data: JSON.stringify(event.data) });
+      }
+    } finally {
+      clearInterval(keepAlive);
+      deps.shutdown?.removeEventListener('abort', end);
+      unsubscribe();
+    }
+  });
+}

@@ -1,0 +1,44 @@
+// A RegistrationStore that times every command it forwards (poolscope_store_command_seconds) and
+// reports the heartbeats it took (the /debug lease countdown). The watch stream is long-lived, so it is
+// forwarded untimed.
+import type { HeartbeatResult, RegistrationStore } from '../store/types.js';
+
+export interface InstrumentedStoreOptions {
+  store: RegistrationStore;
+  observe: (command: string, outcome: 'ok' | 'error', seconds: number) => void;
+  /** A heartbeat the store accepted. */
+  onHeartbeat?: (result: HeartbeatResult) => void;
+}
+
+export function instrumentStore(options: InstrumentedStoreOptions): RegistrationStore {
+  const { store, observe, onHeartbeat } = options;
+  async function timed<T>(command: string, run: () => Promise<T>): Promise<T> {
+    const start = process.hrtime.bigint();
+    const seconds = () => Number(process.hrtime.bigint() - start) / 1e9;
+    try {
+      const value = await run();
+      observe(command, 'ok', seconds());
+      return value;
+    } catch (error) {
+      observe(command, 'error', seconds());
+      throw error;
+    }
+  }
+  return {
+    get kind() {
+      return store.kind;
+    },
+    get forgetsOnRestart() {
+      return store.forgetsOnRestart;
+    },
+    heartbeat: async (registration) => {
+      const result = await timed('heartbeat', () => store.heartbeat(registration));
+      onHeartbeat?.(result);
+      return result;
+    },
+    snapshot: () => timed('snapshot', () => store.snapshot()),
+    watch: (position, signal) => store.watch(position, signal),
+    sweep: () => timed('sweep', () => store.sweep()),
+    close: () => store.close(),
+  };
+}

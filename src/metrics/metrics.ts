@@ -1,0 +1,116 @@
+// GET /metrics: the service's Prometheus metrics (CONTRACT.md §5), in a Registry of its own (no
+// prom-client global), so several services can run in one process (tests) without sharing counters.
+// Counters are moved by hooks the service calls; gauges are read from the join when scraped.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { POOL_STATES, type PoolState } from '../contract/index.js';
+import type { Join } from '../join/join.js';
+import { WARNING_KINDS, type WarningKind } from '../join/warnings.js';
+
+export type HeartbeatOutcome = 'ok' | 'invalid' | 'unauthorized' | 'unavailable';
+export const HEARTBEAT_OUTCOMES: readonly HeartbeatOutcome[] = ['ok', 'invalid', 'unauthorized', 'unavailable'];
+
+/** Store commands are milliseconds when healthy and bounded by the command timeout (1 s by default). */
+const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+export interface ServiceMetricsOptions {
+  /** Also collect prom-client's default process metrics (default true). */
+  processMetrics?: boolean;
+}
+
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  private join: Join | undefined;
+  private readonly heartbeats: Counter<'outcome'>;
+  private readonly lapses: Counter;
+  private readonly warnings: Counter<'kind'>;
+  private readonly storeSeconds: Histogram<'command' | 'outcome'>;
+
+  constructor(options: ServiceMetricsOptions = {}) {
+    const registers = [this.registry];
+    const metrics = this;
+    new Gauge({
+      name: 'poolscope_pools',
+      help: 'Pools this replica holds, by state (absent: kept for /debug after it left).',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const counts = new Map<PoolState, number>(POOL_STATES.map((s) => [s, 0]));
+        for (const context of metrics.join?.directory.contexts().values() ?? []) {
+          counts.set(context.state, (counts.get(context.state) ?? 0) + 1);
+        }
+        for (const [state, n] of counts) this.set({ state }, n);
+      },
+    });
+    this.heartbeats = new Counter({
+      name: 'poolscope_heartbeats_total',
+      help: 'POST /pools requests, by outcome (ok, invalid, unauthorized, unavailable).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    for (const outcome of HEARTBEAT_OUTCOMES) this.heartbeats.inc({ outcome }, 0);
+    this.lapses = new Counter({
+      name: 'poolscope_lapses_total',
+      help: 'Leases this replica saw lapse (a pool whose lease was live and no longer is).',
+      registers,
+    });
+    this.warnings = new Counter({
+      name: 'poolscope_warnings_total',
+      help: 'Warnings logged, by kind.',
+      labelNames: ['kind'],
+      registers,
+    });
+    for (const kind of WARNING_KINDS) this.warnings.inc({ kind }, 0);
+    this.storeSeconds = new Histogram({
+      name: 'poolscope_store_command_seconds',
+      help: 'Latency of registration store commands, by command and outcome (ok, error).',
+      labelNames: ['command', 'outcome'],
+      buckets: STORE_BUCKETS,
+      registers,
+    });
+    new Gauge({
+      name: 'poolscope_watch_subscribers',
+      help: 'Open GET /pools/watch streams.',
+      registers,
+      collect() {
+        this.set(metrics.join?.view.subscriberCount ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'poolscope_source_synced',
+      help: 'Whether each source is synced (1) or not (0); while any is 0, GET /pools answers complete: false.',
+      labelNames: ['source'],
+      registers,
+      collect() {
+        this.reset();
+        for (const source of metrics.join?.sourceStatuses() ?? []) this.set({ source: source.name }, source.synced ? 1 : 0);
+      },
+    });
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Read pools, subscribers and sources from this join when scraped. */
+  observe(join: Join): void {
+    this.join = join;
+  }
+
+  readonly countHeartbeat = (outcome: HeartbeatOutcome): void => {
+    this.heartbeats.inc({ outcome });
+  };
+
+  readonly countLapse = (): void => {
+    this.lapses.inc();
+  };
+
+  readonly countWarning = (kind: WarningKind): void => {
+    this.warnings.inc({ kind });
+  };
+
+  readonly observeStoreCommand = (command: string, outcome: 'ok' | 'error', seconds: number): void => {
+    this.storeSeconds.observe({ command, outcome }, seconds);
+  };
+
+  /** The Prometheus text exposition. */
+  async text(): Promise<{ body: string; contentType: string }> {
+    return { body: await this.registry.metrics(), contentType: this.registry.contentType };
+  }
+}

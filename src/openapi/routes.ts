@@ -1,0 +1,25 @@
+// GET /openapi.json: the description, built on first request and then served as built.
+import { readFileSync } from 'node:fs';
+import { Hono } from 'hono';
+import { openApiDocument } from './document.js';
+
+export function openApiRoutes(options: { version?: string } = {}): Hono {
+  let body: string | undefined;
+  return new Hono().get('/openapi.json', (c) => {
+    body ??= JSON.stringify(openApiDocument({ version: options.version ?? packageVersion() }));
+    return c.body(body, 200, { 'content-type': 'application/json' });
+  });
+}
+
+/** poolscope's version from package.json, seen from src/openapi (tsx, vitest) or dist/src/openapi. */
+function packageVersion(): string {
+  for (const relative of ['../../package.json', '../../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as { name?: unknown; version?: unknown };
+      if (pkg.name === 'poolscope' && typeof pkg.version === 'string') return pkg.version;
+    } catch {
+      // Not at this level: try the next one up.
+    }
+  }
+  return '0.0.0';
+}
