@@ -6,7 +6,7 @@
 //                               (?pool=<key> picks the pool whose detail is sent)
 //   GET /debug/pools/:key       one pool in full, the key URL-encoded (us-east-1%2Fllm%2Fllama-70b)
 import { Hono, type Context } from 'hono';
-import { streamSSE } from 'hono/streaming';
+import { queuedSse } from '../http/queued-sse.js';
 import { ApiError } from '../http/errors.js';
 import type { DebugFeed } from './feed.js';
 import type { PageBundle } from './page-bundle.js';
@@ -58,43 +58,13 @@ export function debugPageRoutes(deps: DebugPageDeps): Hono {
     });
 }
 
-type Outgoing = DebugStreamEvent | { kind: 'keepalive' };
-
 function watchDebug(c: Context, deps: DebugPageDeps): Response {
   const selected = c.req.query('pool') || null;
-  return streamSSE(c, async (stream) => {
-    // Queued synchronously as the feed sends, written in order by one loop (as GET /pools/watch does).
-    const queue: Outgoing[] = [{ kind: 'snapshot', data: deps.feed.snapshot(selected) }];
-    let wake: (() => void) | undefined;
-    const push = (event: Outgoing) => {
-      queue.push(event);
-      wake?.();
-    };
-    const unsubscribe = deps.feed.subscribe(selected, push);
-    const keepAlive = setInterval(() => push({ kind: 'keepalive' }), deps.keepAliveMs ?? 15_000);
-    let closed = false;
-    const end = () => {
-      closed = true;
-      wake?.();
-    };
-    stream.onAbort(end);
-    if (deps.shutdown?.aborted) end();
-    deps.shutdown?.addEventListener('abort', end, { once: true });
-    try {
-      while (!closed) {
-        const event = queue.shift();
-        if (!event) {
-          await new Promise<void>((resolve) => (wake = resolve));
-          wake = undefined;
-          continue;
-        }
-        if (event.kind === 'keepalive') await stream.write(': keep-alive\n\n');
-        else await stream.writeSSE({ event: event.kind, data: JSON.stringify(event.data) });
-      }
-    } finally {
-      clearInterval(keepAlive);
-      deps.shutdown?.removeEventListener('abort', end);
-      unsubscribe();
-    }
+  return queuedSse<DebugStreamEvent>(c, {
+    first: [{ kind: 'snapshot', data: deps.feed.snapshot(selected) }],
+    subscribe: (push) => deps.feed.subscribe(selected, push),
+    write: (stream, event) => stream.writeSSE({ event: event.kind, data: JSON.stringify(event.data) }),
+    keepAliveMs: deps.keepAliveMs ?? 15_000,
+    shutdown: deps.shutdown,
   });
 }
