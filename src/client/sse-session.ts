@@ -62,22 +62,23 @@ export async function runSseSession(options: SseSessionOptions): Promise<Session
     ending ??= end;
     stream.close();
   };
-  // Until the first event: a buffering proxy passes the headers and holds the body.
+  // Until the first event: a buffering proxy passes the headers and holds the body. After it: silence.
   let timer = setTimeout(
     () => endWith({ kind: 'not-sse', reason: `no event within ${options.firstEventTimeoutMs} ms` }),
     options.firstEventTimeoutMs,
   );
+  const armIdleTimer = () => {
+    clearTimeout(timer);
+    timer = setTimeout(
+      () => endWith({ kind: 'ended', reason: `nothing received for ${options.idleTimeoutMs} ms`, resynced }),
+      options.idleTimeoutMs,
+    );
+  };
   const onAbort = () => endWith({ kind: 'stopped' });
   options.signal.addEventListener('abort', onAbort, { once: true });
   try {
     for await (const chunk of stream.body) {
-      if (events > 0) {
-        clearTimeout(timer);
-        timer = setTimeout(
-          () => endWith({ kind: 'ended', reason: `nothing received for ${options.idleTimeoutMs} ms`, resynced }),
-          options.idleTimeoutMs,
-        );
-      }
+      if (events > 0) armIdleTimer();
       for (const message of parser.push(decoder.decode(chunk as Buffer, { stream: true }))) {
         const event = parseEvent(message);
         if (typeof event === 'string') {
@@ -86,13 +87,7 @@ export async function runSseSession(options: SseSessionOptions): Promise<Session
           break;
         }
         if (event === undefined) continue;
-        if (events === 0) {
-          clearTimeout(timer);
-          timer = setTimeout(
-            () => endWith({ kind: 'ended', reason: `nothing received for ${options.idleTimeoutMs} ms`, resynced }),
-            options.idleTimeoutMs,
-          );
-        }
+        if (events === 0) armIdleTimer();
         events += 1;
         if (event.kind === 'resync') resynced = true;
         options.onEvent(event);

@@ -166,7 +166,7 @@ class PoolWatcher implements PoolWatch {
     while (!this.stop.signal.aborted) {
       const server = this.rotation.current;
       if (Date.now() < pollUntil) {
-        await this.pollOnce(server);
+        if (await this.pollOnce(server)) await sleep(this.settings.pollIntervalMs, this.stop.signal);
         continue;
       }
       const startedAt = Date.now();
@@ -187,13 +187,14 @@ class PoolWatcher implements PoolWatch {
         if (await this.pollOnce(server)) {
           this.logger.warn({ server, reason: end.reason }, 'event stream unavailable; polling GET /pools');
           pollUntil = Date.now() + this.settings.sseRetryIntervalMs;
+          await sleep(this.settings.pollIntervalMs, this.stop.signal);
         }
         continue;
       }
       // A stream that worked for a while and ended (a replica draining, a proxy's idle cut): reconnect at
       // once, to the same replica first. One that never delivered a resync counts as a failure.
       const worked = end.kind === 'ended' && end.resynced && Date.now() - startedAt >= 1000;
-      this.logger.info({ server, reason: end.reason }, 'watch stream ended');
+      if (end.kind === 'ended') this.logger.info({ server, reason: end.reason }, 'watch stream ended');
       if (worked) {
         this.rotation.succeeded();
         this.backoff.reset();
@@ -204,7 +205,7 @@ class PoolWatcher implements PoolWatch {
     this.setStatus({ transport: 'disconnected', complete: false });
   }
 
-  /** One GET /pools; on success applies the list and waits the poll interval. Returns whether it worked. */
+  /** One GET /pools; applies the list, or fails over. Returns whether it worked. */
   private async pollOnce(server: string): Promise<boolean> {
     const reply = await readPoolList({
       transport: this.transport,
@@ -221,7 +222,6 @@ class PoolWatcher implements PoolWatch {
     this.rotation.succeeded();
     this.backoff.reset();
     this.apply({ kind: 'resync', data: reply.list }, server, 'polling');
-    await sleep(this.settings.pollIntervalMs, this.stop.signal);
     return true;
   }
 

@@ -2,5 +2,5 @@
 export { startRelay, type Relay, type RelayOptions, type RelayStatus, type HeartbeatOutcome } from './relay.js';
 export { RegistrationError, validateRegistration } from './registration.js';
 export { readRegistrationFile, RegistrationFileError } from './registration-file.js';
-export type { HttpTransportOptions } from '../client/http-transport.js';
+export { HttpTransport, type HttpTransportOptions } from '../client/http-transport.js';
 export type { HeartbeatReply, Registration, RegistrationInput } from '../contract/index.js';

@@ -115,7 +115,7 @@ async function watch(draft: PoolsDraft, io: CliIo): Promise<number> {
   // JSON lines start with the first list's pools as `added`; the table waits for the first list whole.
   watcher.onChange(print);
   let lastStatus: WatchStatus | undefined;
-  watcher.onStatus((status) => {
+  const unsubscribe = watcher.onStatus((status) => {
     const said = describeStatus(status, lastStatus);
     lastStatus = status;
     if (said !== undefined) io.stderr(`poolscope: ${said}\n`);
@@ -128,6 +128,7 @@ async function watch(draft: PoolsDraft, io: CliIo): Promise<number> {
     io.stdout(table.text);
   }
   await shutdown;
+  unsubscribe();
   await watcher.close();
   return 0;
 }

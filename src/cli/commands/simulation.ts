@@ -80,7 +80,7 @@ export class Simulation {
       registration: pool.registration,
       transport: this.transport,
       logger: this.options.relayLogger,
-      random: this.options.random,
+      // Not the seeded source: the relays' jitter depends on timing, which would make churn unrepeatable.
     });
   }
 

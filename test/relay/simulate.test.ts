@@ -1,0 +1,78 @@
+// `poolscope simulate`: N real relays fill the service, churn stops pools (they lapse), brings them back,
+// changes capacity and frontends; the same seed makes the same choices; it stops cleanly.
+import { describe, expect, it } from 'vitest';
+import { main, type CliIo } from '../../src/cli/main.js';
+import { waitFor } from '../support/wait.js';
+import { listPools, startService } from './support.js';
+
+function capture() {
+  let out = '';
+  let err = '';
+  const shutdown = new AbortController();
+  const io: CliIo = { stdout: (t) => void (out += t), stderr: (t) => void (err += t), env: { POOLSCOPE_LOG_LEVEL: 'info' }, shutdown: shutdown.signal };
+  const lines = () => out.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { io, lines, err: () => err, stop: () => shutdown.abort() };
+}
+
+const churnKinds = (lines: Record<string, unknown>[]) =>
+  new Set(lines.map((l) => String(l.msg)).filter((m) => m.startsWith('churn: ')));
+
+describe('poolscope simulate', () => {
+  it('fills the service with N pools, churns them, and stops on shutdown', async () => {
+    const service = await startService({ leaseMs: 600, heartbeatIntervalMs: 150 });
+    const c = capture();
+    try {
+      const running = main(['simulate', `--servers=${service.url}`, '--pools=8', '--churn-interval-secs=0.05', '--seed=7'], c.io);
+      await waitFor(async () => (await listPools(service.url)).pools.length >= 6, { timeoutMs: 5000 });
+      await waitFor(() => churnKinds(c.lines()).size === 5, { timeoutMs: 15_000, message: 'every kind of churn' });
+      expect([...churnKinds(c.lines())].sort()).toEqual([
+        'churn: capacity changed',
+        'churn: frontends back',
+        'churn: frontends gone',
+        'churn: pool back',
+        'churn: pool stopped (its lease will lapse)',
+      ]);
+      const listed = await listPools(service.url);
+      expect(listed.pools.every((p) => p.namespace === 'llm' && p.frontends.every((f) => f.startsWith('http://127.')))).toBe(true);
+      c.stop();
+      expect(await running).toBe(0);
+      expect(c.lines().at(-1)).toMatchObject({ msg: 'stopping', signal: 'shutdown' });
+      // Every relay stopped: every pool lapses.
+      await waitFor(async () => (await listPools(service.url)).pools.length === 0, { timeoutMs: 3000 });
+      expect(c.err()).toBe('');
+    } finally {
+      c.stop();
+      await service.stop();
+    }
+  });
+
+  it('makes the same churn choices for the same seed', async () => {
+    const service = await startService({ leaseMs: 5000, heartbeatIntervalMs: 1000 });
+    try {
+      const runs: string[][] = [];
+      for (let i = 0; i < 2; i++) {
+        const c = capture();
+        const running = main(['simulate', `--servers=${service.url}`, '--pools=5', '--churn-interval-secs=0.02', '--seed=42'], c.io);
+        await waitFor(() => c.lines().filter((l) => String(l.msg).startsWith('churn: ')).length >= 12, { timeoutMs: 10_000 });
+        c.stop();
+        await running;
+        runs.push(
+          c
+            .lines()
+            .filter((l) => String(l.msg).startsWith('churn: '))
+            .slice(0, 12)
+            .map((l) => `${String(l.pool)} ${String(l.msg)} ${String(l.gpus ?? '')}`),
+        );
+      }
+      expect(runs[1]).toEqual(runs[0]);
+    } finally {
+      await service.stop();
+    }
+  });
+
+  it('refuses a bad --pools with exit 2', async () => {
+    const c = capture();
+    expect(await main(['simulate', '--pools=0'], c.io)).toBe(2);
+    expect(c.err()).toBe('poolscope: --pools: must be an integer from 1 to 100000\n');
+  });
+});
