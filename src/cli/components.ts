@@ -1,6 +1,6 @@
 // Builds the store and the EndpointSlice source a ServeConfig names.
 import type { Logger } from 'pino';
-import { createSliceSource, kubeConfigFor, type SliceSource } from '../kube/index.js';
+import type { SliceSource } from '../kube/index.js';
 import { createMemoryStore } from '../store/memory.js';
 import { createRedisStore } from '../store/redis/index.js';
 import type { RegistrationStore } from '../store/types.js';
@@ -21,6 +21,8 @@ export async function createStoreFor(config: ServeConfig, logger: Logger): Promi
 /** The EndpointSlice source of mcs/karmada modes, on the default kubeconfig loading (KUBECONFIG, in-cluster). */
 export async function createSliceSourceFor(config: ServeConfig, logger: Logger): Promise<SliceSource | undefined> {
   if (config.poolDiscovery === 'registrations') return undefined;
+  // Loaded only here: @kubernetes/client-node costs seconds of start-up CPU that registrations mode skips.
+  const { createSliceSource, kubeConfigFor } = await import('../kube/index.js');
   return createSliceSource({
     kubeConfig: kubeConfigFor(),
     mode: config.poolDiscovery,

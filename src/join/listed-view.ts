@@ -26,7 +26,7 @@ export class ListedView {
   private completeness: Completeness = { complete: false, reasons: ['starting'] };
   private batchDepth = 0;
   private batchDirty = false;
-  private bodyCache = new Map<string, string>();
+  private bodyCache = new Map<string, Uint8Array<ArrayBuffer>>();
 
   constructor(options: ListedViewOptions = {}) {
     this.epoch = options.epoch ?? Date.now();
@@ -116,12 +116,12 @@ export class ListedView {
     return { complete: this.completeness.complete, revision: this.revision, pools };
   }
 
-  /** The GET /pools body, serialized once per revision and filter. */
-  body(model?: string): string {
+  /** The GET /pools body, serialized and encoded once per revision and filter (a 10k-pool list is MBs). */
+  body(model?: string): Uint8Array<ArrayBuffer> {
     const cacheKey = model === undefined ? '' : `m:${model}`;
     let body = this.bodyCache.get(cacheKey);
     if (body === undefined) {
-      body = JSON.stringify(this.list(model));
+      body = new TextEncoder().encode(JSON.stringify(this.list(model)));
       if (this.bodyCache.size > 64) this.bodyCache.clear();
       this.bodyCache.set(cacheKey, body);
     }

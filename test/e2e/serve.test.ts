@@ -21,7 +21,8 @@ describe('poolscope serve (the binary)', () => {
   const names = async () =>
     poolListSchema.parse(await (await fetch(`${svc.url}/pools`)).json()).pools.map((p) => p.name);
 
-  it('logs one start line with the listen address, mode and store', () => {
+  it('logs one start line with the listen address, mode and store', async () => {
+    await waitFor(() => svc.logs.some((l) => l.msg === 'poolscope serving'), { message: 'the start line' });
     const start = svc.logs.filter((l) => l.msg === 'poolscope serving');
     expect(start).toHaveLength(1);
     expect(start[0]).toMatchObject({

@@ -26,7 +26,7 @@ describe('operations routes', () => {
         history: { event: string; from: string; to: string; at: string }[];
       };
       return body.state === 'lapsed' && body;
-    }, { timeoutMs: 2000, message: 'lapsed in /debug/pools' });
+    }, { timeoutMs: 6000, message: 'lapsed in /debug/pools' });
     expect(pool.history.map((h) => [h.event, h.from, h.to])).toEqual([
       ['LEASE_UPSERT', 'absent', 'live'],
       ['LEASE_LAPSED', 'live', 'lapsed'],

@@ -38,7 +38,7 @@ describe('GET /pools/watch', () => {
       expect(listed.revision).toBe(upserted.revision);
 
       // No more heartbeats: the lease lapses and the watcher gets a delete naming the pool.
-      const deleted = await waitFor(() => sse.of('delete')[0], { timeoutMs: LEASE_MS + 1500, message: 'delete' });
+      const deleted = await waitFor(() => sse.of('delete')[0], { timeoutMs: LEASE_MS + 4000, message: 'delete' });
       const del = watchEventSchemas.delete.parse(deleted.data);
       expect(del.pool).toEqual({ cluster_id: 'us-east-1', namespace: 'llm', name: 'llama-70b' });
       expect((await getPools()).pools).toEqual([]);
@@ -68,12 +68,19 @@ describe('GET /pools/watch', () => {
   });
 
   it('filters GET /pools by model', async () => {
-    await postJson(svc.url, registration({ name: 'a', model: 'model-a' }));
-    await postJson(svc.url, registration({ name: 'b', model: 'model-b' }));
-    await waitFor(async () => (await getPools()).pools.length === 2);
-    expect((await getPools('?model=model-a')).pools.map((p) => p.name)).toEqual(['a']);
-    expect((await getPools('?model=nothing')).pools).toEqual([]);
-    expect((await getPools()).pools.map((p) => p.name)).toEqual(['a', 'b']);
+    // A lease long enough that nothing lapses while the test reads.
+    const long = await startTestService({ leaseMs: 60_000 });
+    try {
+      const list = async (query = '') => poolListSchema.parse(await (await fetch(`${long.url}/pools${query}`)).json());
+      await postJson(long.url, registration({ name: 'a', model: 'model-a' }));
+      await postJson(long.url, registration({ name: 'b', model: 'model-b' }));
+      await waitFor(async () => (await list()).pools.length === 2);
+      expect((await list('?model=model-a')).pools.map((p) => p.name)).toEqual(['a']);
+      expect((await list('?model=nothing')).pools).toEqual([]);
+      expect((await list()).pools.map((p) => p.name)).toEqual(['a', 'b']);
+    } finally {
+      await long.stop();
+    }
   });
 
   it('ends watch streams when the service drains', async () => {

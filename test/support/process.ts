@@ -31,11 +31,22 @@ export async function startPoolscope(
   const port = options.port ?? (await freePort());
   const fullArgs = args.some((a) => a.startsWith('--listen')) ? args : [...args, `--listen=127.0.0.1:${port}`];
   const [command, prefix] = options.via === 'npx' ? ['npx', ['--no-install', 'poolscope']] : [process.execPath, ['bin/poolscope.js']];
+  // Its own process group: `npx` runs the server as a grandchild, and signals must reach it too.
   const child = spawn(command, [...prefix, 'serve', ...fullArgs], {
     cwd: REPO_ROOT,
     env: { ...process.env, POOLSCOPE_LOG_LEVEL: 'debug', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
+  const signalGroup = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, signal);
+    } catch {
+      // already gone
+    }
+  };
+  const killOnExit = () => signalGroup('SIGKILL');
+  process.once('exit', killOnExit);
   const logs: Record<string, unknown>[] = [];
   let stdoutBuffer = '';
   let stderr = '';
@@ -53,17 +64,25 @@ export async function startPoolscope(
     }
   });
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      process.off('exit', killOnExit);
+      resolve(code);
+    }),
+  );
   const url = `http://127.0.0.1:${port}`;
   let gone = false;
   void exited.then(() => (gone = true));
-  await waitFor(
-    async () => {
-      if (gone) throw new Error(`poolscope exited early: ${stderr}`);
-      return (await fetch(`${url}/healthz`)).ok;
-    },
-    { timeoutMs: 15_000, message: `poolscope on ${url}` },
-  );
+  try {
+    // Serving is enough (a replica whose store is down answers /healthz with 503).
+    await waitFor(async () => !gone && (await fetch(`${url}/healthz`)).status > 0, {
+      timeoutMs: 15_000,
+      message: `poolscope on ${url}`,
+    });
+  } catch (error) {
+    signalGroup('SIGKILL');
+    throw new Error(`${(error as Error).message}; stderr: ${stderr}`);
+  }
   return {
     child,
     url,
@@ -72,8 +91,10 @@ export async function startPoolscope(
     stderr: () => stderr,
     exited,
     async stop(signal = 'SIGTERM') {
-      if (!gone) child.kill(signal);
-      return exited;
+      if (!gone) signalGroup(signal);
+      const code = await exited;
+      signalGroup('SIGKILL'); // anything the command left behind in its group
+      return code;
     },
   };
 }

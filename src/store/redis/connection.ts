@@ -21,6 +21,11 @@ export interface OpenRedisClientOptions {
   lazyConnect?: boolean;
   /** CLIENT SETNAME, to tell poolscope's connections apart in CLIENT LIST. */
   connectionName: string;
+  /**
+   * Send the commands of one event-loop turn in one write (ioredis auto-pipelining). Safe on a Cluster
+   * here: every key shares one hash tag, so a pipeline never spans slots.
+   */
+  autoPipelining?: boolean;
 }
 
 export function openRedisClient(options: OpenRedisClientOptions): RedisClient {
@@ -36,6 +41,7 @@ export function openRedisClient(options: OpenRedisClientOptions): RedisClient {
     username: target.credentials.username,
     password: target.credentials.password,
     tls: target.tls ? {} : undefined,
+    enableAutoPipelining: options.autoPipelining ?? false,
   } satisfies RedisOptions;
 
   switch (target.kind) {
@@ -64,6 +70,7 @@ export function openRedisClient(options: OpenRedisClientOptions): RedisClient {
     case 'cluster':
       return new Cluster(target.nodes, {
         redisOptions: perConnection,
+        enableAutoPipelining: options.autoPipelining ?? false,
         enableOfflineQueue: false,
         clusterRetryStrategy: retryStrategy,
         slotsRefreshTimeout: Math.max(options.commandTimeoutMs, 1000),

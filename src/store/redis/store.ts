@@ -65,6 +65,8 @@ class RedisStore implements RegistrationStore {
         commandTimeoutMs: options.commandTimeoutMs,
         reconnect: true,
         connectionName: 'poolscope',
+        // Heartbeats from many PoolRelays arrive together: one write for all of a turn's scripts.
+        autoPipelining: true,
       }),
     ) as ScriptedClient;
     // Without a listener, ioredis's connection errors would be unhandled 'error' events; the runner logs
