@@ -82,10 +82,16 @@ export class StoreFeed {
       const endRound = () => round.abort();
       signal.addEventListener('abort', endRound, { once: true });
       try {
+        const started = performance.now();
         const snapshot = await store.snapshot();
         if (signal.aborted) return;
+        const read = performance.now();
         sink.snapshot(snapshot);
         sink.status(true);
+        logger.info(
+          { leases: snapshot.records.length, read_ms: Math.round(read - started), apply_ms: Math.round(performance.now() - read) },
+          'store snapshot applied',
+        );
         this.backoff.reset();
         for await (const event of store.watch(snapshot.position, round.signal)) sink.event(event);
       } catch (error) {
