@@ -78,11 +78,11 @@ function runRefused(args: string[], env: Record<string, string>): Promise<{ code
 
 describe('suffix validation', () => {
   it.each([
-    { args: ['--pool-discovery=mcs', '--relay-service-suffix=-svc', '--frontend-service-suffix=-svc'], rule: /must differ/ },
-    { args: ['--pool-discovery=karmada', '--frontend-service-suffix=-relay'], rule: /must not be the end of --relay-service-suffix/ },
-    { args: ['--pool-discovery=mcs', '--relay-service-suffix=-relay', '--frontend-service-suffix=-pool-relay'], rule: /must not end with/ },
-    { args: ['--pool-discovery=karmada'], env: { POOLSCOPE_FRONTEND_SERVICE_SUFFIX: '-pool-relay' }, rule: /must differ/ },
-  ])('$args $env: exit 2 naming --frontend-service-suffix, before any Kubernetes request', async ({ args, env, rule }) => {
+    { clash: 'equal suffixes (mcs)', args: ['--pool-discovery=mcs', '--relay-service-suffix=-svc', '--frontend-service-suffix=-svc'], rule: /must differ/ },
+    { clash: 'the frontend suffix ends the relay one (karmada)', args: ['--pool-discovery=karmada', '--frontend-service-suffix=-relay'], rule: /must not be the end of --relay-service-suffix/ },
+    { clash: 'the relay suffix ends the frontend one (mcs)', args: ['--pool-discovery=mcs', '--relay-service-suffix=-relay', '--frontend-service-suffix=-pool-relay'], rule: /must not end with/ },
+    { clash: 'equal suffixes from the environment (karmada)', args: ['--pool-discovery=karmada'], env: { POOLSCOPE_FRONTEND_SERVICE_SUFFIX: '-pool-relay' }, rule: /must differ/ },
+  ])('$clash: exit 2 naming --frontend-service-suffix, before any Kubernetes request', async ({ args, env, rule }) => {
     const fake = await startFake();
     const result = await runRefused([...args, `--listen=127.0.0.1:${await freePort()}`], { KUBECONFIG: kubeconfigFor(fake), ...env });
     expect(result.code).toBe(2);
@@ -166,12 +166,12 @@ describe.each(FLAVOURS)('poolscope serve --pool-discovery $mode (the binary, Red
       expect(response.status).toBe(200);
     }
 
-    await new Promise((r) => setTimeout(r, 3000));
-    process.stderr.write('DEBUG ' + JSON.stringify(await getPools()) + '\n' + JSON.stringify(await (await fetch(`${svc.url}/debug/pools`)).json()).slice(0, 3000) + '\n');
+    const byKey = <T extends { cluster_id: string; name: string }>(pools: T[]) =>
+      [...pools].sort((a, b) => `${a.cluster_id}/${a.name}`.localeCompare(`${b.cluster_id}/${b.name}`));
     await eventually(async () =>
       expect(await getPools()).toMatchObject({
         complete: true,
-        pools: [
+        pools: byKey([
           // Another cluster's PoolRelay, without frontends there: listed, frontendless.
           { cluster_id: flavour.secondCluster, name: 'llama-70b', state: 'frontendless', relays: [flavour.secondRelay], frontends: [] },
           // Dual-stack frontend: once, at IPv4. Model and the rest from the lease.
@@ -183,7 +183,7 @@ describe.each(FLAVOURS)('poolscope serve --pool-discovery $mode (the binary, Red
             relays: [flavour.llamaRelay],
             frontends: [flavour.llamaFrontend],
           },
-        ],
+        ]),
       }),
     );
     expect((await fetch(`${svc.url}/readyz`)).status).toBe(200);
@@ -213,10 +213,12 @@ describe.each(FLAVOURS)('poolscope serve --pool-discovery $mode (the binary, Red
     // The recorded watch: phi-4's relay appears, llama's relay goes unready, mistral's frontend is deleted.
     for (const line of fixtureLines(`${flavour.mode}/watch.jsonl`)) fake.replayWatchLine(line);
     await eventually(async () =>
-      expect((await getPools()).pools.map((p) => [p.cluster_id, p.name, p.state, p.relays, p.frontends])).toEqual([
-        [flavour.secondCluster, 'llama-70b', 'frontendless', [flavour.secondRelay], []],
-        [flavour.cluster, 'phi-4', 'frontendless', [flavour.phiRelay], []],
-      ]),
+      expect((await getPools()).pools).toMatchObject(
+        byKey([
+          { cluster_id: flavour.secondCluster, name: 'llama-70b', state: 'frontendless', relays: [flavour.secondRelay], frontends: [] },
+          { cluster_id: flavour.cluster, name: 'phi-4', state: 'frontendless', relays: [flavour.phiRelay], frontends: [] },
+        ]),
+      ),
     );
     expect(await states()).toMatchObject({ [`${flavour.cluster}/dynamo/llama-70b`]: 'one-sided' });
 

@@ -91,6 +91,12 @@ describe('frontends', () => {
       await eventually(async () => expect(await frontendsOf(service, pool)).toEqual(firstUrls));
       const revisionBefore = service.join.view.revision;
 
+      if (targetRef && first === 'IPv6') {
+        // Pod a becomes Ready at IPv4 before pod b: each pod still once, a at IPv4, b at IPv6.
+        service.fake.modify(frontend(pool, { addressType: 'IPv4', endpoints: [endpoints('IPv4', true)[0]!, endpoints('IPv4', false)[1]!] }));
+        await eventually(async () => expect(await frontendsOf(service, pool)).toEqual(['http://10.2.0.11:8000', 'http://[fd00:10:2::12]:8000']));
+      }
+
       // The other family becomes Ready: one URL per pod, at IPv4.
       service.fake.modify(frontend(pool, { addressType: later, endpoints: endpoints(later, true) }));
       await waitFor(() => service.source.stats.resourceVersion === service.fake.currentResourceVersion, { message: 'the event' });
@@ -141,6 +147,10 @@ describe('frontends', () => {
         ['zero', 'frontendless', []],
       ]),
     );
+    // Events on a slice that still lacks the port do not repeat its warning.
+    service.fake.modify(frontend(zero, { endpoints: [{ ip: '10.2.0.51' }, { ip: '10.2.0.52' }], ports: [{ name: 'web', port: 0 }] }));
+    service.fake.modify(frontend(zero, { endpoints: [{ ip: '10.2.0.53' }], ports: [{ name: 'web', port: 0 }] }));
+    await waitFor(() => service.source.stats.resourceVersion === service.fake.currentResourceVersion, { message: 'the changes' });
     for (const pool of [udp, zero, defaultName]) {
       const debug = await service.debugPool(poolKeyOf(pool));
       expect(debug.frontend_slices_with_port).toBe(false);

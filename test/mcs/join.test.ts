@@ -185,7 +185,8 @@ describe.each(FLAVOURS)('the MCS join (%s slices)', (flavour) => {
     const dropped = ref('dropped');
     const kept = ref('kept');
     const mcsOnly = ref('mcs-only');
-    const service = await startMcsService({ redisUrl: redis.url, flavour });
+    // A long grace: the re-watch must not look synced before its 410 line arrives.
+    const service = await startMcsService({ redisUrl: redis.url, flavour, rewatchGraceMs: 5000 });
     for (const object of [
       ...joinedPoolSlices({ flavour, ...dropped, n: 1 }),
       ...joinedPoolSlices({ flavour, ...kept, n: 2 }),
@@ -220,6 +221,9 @@ describe.each(FLAVOURS)('the MCS join (%s slices)', (flavour) => {
     expect(dropping).toBeGreaterThan(0);
     expect(resyncs[dropping]!.pools.map((p) => p.name)).toEqual(['kept']);
     expect(resyncs.at(-1)).toMatchObject({ complete: true, pools: [{ name: 'kept' }] });
+    // Between the drop and the relist the view was never complete: routers kept what they knew.
+    expect(resyncs.slice(1, dropping).map((r) => r.complete)).toEqual(resyncs.slice(1, dropping).map(() => false));
+    expect(resyncs.slice(1, dropping).length).toBeGreaterThan(0);
     // The lease still holds: one-sided. Neither side lists the MCS-only pool any more: absent.
     expect(service.stateOf(poolKeyOf(dropped))).toBe('one-sided');
     expect(service.stateOf(poolKeyOf(mcsOnly))).toBe('absent');

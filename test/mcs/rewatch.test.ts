@@ -94,6 +94,11 @@ describe('re-reading the sources', () => {
     expect(fake.listRequests()).toHaveLength(9);
     // 0.8 s doubling, with up to 20 % jitter, capped at 30 s.
     expectBackoff(service.backoff.delays, [800, 1600, 3200, 6400, 12800, 25600, 30000, 30000]);
+
+    // The list that succeeded synced the source: the next failure waits the initial delay again.
+    service.fake.dropWatches();
+    await waitFor(() => service.fake.watchRequests().length === 2 && service.source.stats.synced, { message: 'the re-watch' });
+    expectBackoff(service.backoff.delays.slice(8), [800]);
   });
 
   it('while a watch is re-established, GET /pools and the stream keep the last view marked incomplete; the lease side still flows', async () => {

@@ -126,6 +126,47 @@ describe('warnings', () => {
     expect((secondWarning.time as number) - reentered).toBeGreaterThanOrEqual(2 * LEASE_MS - 2);
   });
 
+  it('events and relists neither restart nor repeat a pending warning; ending the condition cancels it', async () => {
+    // A longer lease: a timer restarted by the later events would fire well after the right time.
+    const leaseMs = 600;
+    const service = await startMcsService({ redisUrl: redis.url, leaseMs });
+    const stays = ref('stays-one-sided');
+    const joins = ref('joins-by-relist');
+    const ticker = ref('lapses-meanwhile');
+    const clock = ref('entered-later');
+    // Its frontend slice (no relay) comes again with every relist.
+    service.fake.add(slice({ flavour: 'mcs', ...stays, role: 'frontend', endpoints: [{ ip: '10.2.0.1' }] }));
+    service.keepBeating([stays, joins]);
+    await waitFor(() => service.stateOf(poolKeyOf(stays)) === 'one-sided' && service.stateOf(poolKeyOf(joins)) === 'one-sided', {
+      message: 'one-sided',
+    });
+    const enteredAt = Date.parse((await service.debugPool(poolKeyOf(stays))).since);
+    // Let about one lease pass (a pool registered once lapses), so a restarted timer would show.
+    await service.heartbeat(ticker);
+    await waitFor(() => service.stateOf(poolKeyOf(ticker)) === 'absent', { message: 'a lease later', timeoutMs: 5000 });
+
+    // A changed registration (an upsert; the PoolRelay's next heartbeat changes it back) ...
+    await service.heartbeat(stays, { model: 'org/changed' });
+    // ... and, while the watch is down, joins-by-relist's relay appears; the re-watch gets 410, the relist shows it.
+    service.fake.dropWatches();
+    service.fake.add(slice({ flavour: 'mcs', ...joins, role: 'relay', endpoints: [{ ip: '10.1.0.2' }] }));
+    service.fake.compact();
+    await waitFor(() => service.source.stats.lists === 2, { message: 'the relist' });
+    await waitFor(() => service.stateOf(poolKeyOf(joins)) === 'frontendless', { message: 'joined by the relist' });
+    await waitFor(() => stuckWarnings(service, stays).length === 1, { message: 'the warning', timeoutMs: 5000 });
+    const [warning] = stuckWarnings(service, stays) as [Record<string, unknown>];
+    // Timed from the entry, not from the later events.
+    expect(Date.parse(String(warning.since))).toBe(enteredAt);
+    expect((warning.time as number) - enteredAt).toBeGreaterThanOrEqual(2 * leaseMs - 2);
+    expect((warning.time as number) - enteredAt).toBeLessThan(2 * leaseMs + 400);
+
+    // A pool entering one-sided now warns two leases later: by then, nothing repeated.
+    service.keepBeating([clock]);
+    await waitFor(() => stuckWarnings(service, clock).length === 1, { message: 'the later warning', timeoutMs: 5000 });
+    expect(stuckWarnings(service, stays)).toHaveLength(1);
+    expect(stuckWarnings(service, joins)).toEqual([]);
+  });
+
   it('frontendless warns on each entry, with pool, frontend_service, port_name and frontend_slices_with_port; not on events that leave it so', async () => {
     const service = await startMcsService({ redisUrl: redis.url });
     const noSlice = ref('no-frontend-slice');

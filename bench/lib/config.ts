@@ -1,0 +1,45 @@
+// How big each benchmark part is. BENCH_QUICK=1 picks small sizes for a smoke run (seconds, not
+// minutes) while developing; the full sizes are what BENCHMARKS.md reports.
+
+export interface BenchSizes {
+  quick: boolean;
+  heartbeat: {
+    /** Distinct pools the heartbeat load rotates through (most requests are renewals). */
+    pools: number;
+    connections: number;
+    /** Seconds of measured load per target (echo, poolscope). */
+    durationSecs: number;
+    /** Seconds of unmeasured load first: registers every pool and warms the JIT. */
+    warmupSecs: number;
+    /** Calls of the heartbeat script for redis-benchmark. */
+    redisCalls: number;
+  };
+  convergence: { registrations: number };
+  lapse: { pools: number; leaseSecs: number; staggerMs: number };
+  scale: {
+    pools: number;
+    /** Concurrent connections of the GET /pools load. */
+    connections: number;
+    durationSecs: number;
+  };
+}
+
+export function benchSizes(env: NodeJS.ProcessEnv = process.env): BenchSizes {
+  const quick = env.BENCH_QUICK === '1';
+  if (quick) {
+    return {
+      quick,
+      heartbeat: { pools: 200, connections: 50, durationSecs: 2, warmupSecs: 1, redisCalls: 20_000 },
+      convergence: { registrations: 100 },
+      lapse: { pools: 40, leaseSecs: 1, staggerMs: 10 },
+      scale: { pools: 1_000, connections: 4, durationSecs: 2 },
+    };
+  }
+  return {
+    quick,
+    heartbeat: { pools: 1_000, connections: 50, durationSecs: 10, warmupSecs: 3, redisCalls: 300_000 },
+    convergence: { registrations: 1_000 },
+    lapse: { pools: 250, leaseSecs: 2, staggerMs: 10 },
+    scale: { pools: 10_000, connections: 4, durationSecs: 10 },
+  };
+}

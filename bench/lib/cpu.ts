@@ -1,0 +1,30 @@
+// CPU time a process has used (user + system), read from /proc: on a shared machine, CPU per request is
+// a steadier figure than requests per second, which moves with whatever else runs.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+let ticksPerSecond: number | undefined;
+
+/** Seconds of CPU used so far by process `pid` (Linux; NaN elsewhere). */
+export function cpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start with the state (field 3).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const utime = Number(fields[11]);
+    const stime = Number(fields[12]);
+    ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    return (utime + stime) / ticksPerSecond;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** CPU seconds `pids` used while `work` ran, one per pid, and the work's result. */
+export async function cpuDuring<T>(pids: ReadonlyArray<number | undefined>, work: () => Promise<T>): Promise<{ result: T; cpu: number[] }> {
+  const before = pids.map(cpuSeconds);
+  const result = await work();
+  const cpu = pids.map((pid, i) => cpuSeconds(pid) - before[i]!);
+  return { result, cpu };
+}

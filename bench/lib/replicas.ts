@@ -1,0 +1,49 @@
+// poolscope replicas for the benchmarks: the real binary (bin/poolscope.js, running dist/) on the Redis
+// store, logging only warnings so log writing is not part of what is measured.
+import { startPoolscope, type PoolscopeProcess } from '../../test/support/process.js';
+import { registration } from '../../test/support/service.js';
+import { track } from './children.js';
+
+export interface ReplicaOptions {
+  redisUrl: string;
+  prefix: string;
+  leaseSecs?: number;
+  heartbeatSecs?: number;
+}
+
+export async function startReplica(options: ReplicaOptions): Promise<PoolscopeProcess> {
+  const leaseSecs = options.leaseSecs ?? 15;
+  const heartbeatSecs = options.heartbeatSecs ?? Math.max(leaseSecs / 3, 0.001);
+  const replica = await startPoolscope(replicaArgs({ ...options, leaseSecs, heartbeatSecs }), {
+    env: { POOLSCOPE_LOG_LEVEL: 'warn' },
+  });
+  track(replica.child);
+  return replica;
+}
+
+export function replicaArgs(options: ReplicaOptions & { leaseSecs: number; heartbeatSecs: number }): string[] {
+  return [
+    '--registration-storage=redis',
+    `--redis-url=${options.redisUrl}`,
+    `--redis-prefix=${options.prefix}`,
+    `--lease-duration-secs=${options.leaseSecs}`,
+    `--heartbeat-interval-secs=${Number(options.heartbeatSecs.toFixed(3))}`,
+  ];
+}
+
+/** Warnings and errors a replica logged (an outage or a refused command during a run is worth knowing). */
+export function problemsLogged(replica: PoolscopeProcess): Record<string, unknown>[] {
+  return replica.logs.filter((line) => typeof line.level === 'number' && line.level >= 40);
+}
+
+/** The registration of bench pool `index`: realistic content, spread over ten clusters. */
+export function benchRegistration(label: string, index: number, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return registration({
+    cluster_id: `cluster-${index % 10}`,
+    namespace: 'llm',
+    name: `${label}-${index}`,
+    frontends: [`http://10.${(index >> 8) & 255}.${index & 255}.7:8000`, `http://10.${(index >> 8) & 255}.${index & 255}.8:8000`],
+    relay: `http://10.${(index >> 8) & 255}.${index & 255}.9:9000`,
+    ...overrides,
+  });
+}
