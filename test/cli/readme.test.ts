@@ -13,7 +13,9 @@ describe('README.md', () => {
 
   it('starts with the install-and-run and the test commands, and .ci/run runs the same test command', () => {
     const firstBlock = readme.slice(readme.indexOf('```sh'), readme.indexOf('```', readme.indexOf('```sh') + 5));
-    expect(firstBlock).toContain('npm ci && npx poolscope serve');
+    expect(firstBlock).toContain('npm ci && npm start');
+    const scripts = JSON.parse(readFileSync(`${REPO_ROOT}/package.json`, 'utf8')).scripts as Record<string, string>;
+    expect(scripts.start).toBe('node bin/poolscope.js serve');
     expect(firstBlock).toContain('npm ci && npm test');
     const ci = readFileSync(`${REPO_ROOT}/.ci/run`, 'utf8');
     expect(ci).toMatch(/^npm ci && npm test$/m);

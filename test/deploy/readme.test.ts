@@ -22,7 +22,7 @@ beforeAll(() => {
 describe('README.md', () => {
   it('quick start: the service, simulate filling it, /debug, pools --watch', () => {
     const quickStart = section('Quick start');
-    for (const text of ['npx poolscope serve', 'npx poolscope simulate --pools', 'http://localhost:8080/debug', 'npx poolscope pools --watch']) {
+    for (const text of ['bin/poolscope.js serve', 'bin/poolscope.js simulate --pools', 'http://localhost:8080/debug', 'bin/poolscope.js pools --watch']) {
       expect(quickStart).toContain(text);
     }
   });
@@ -35,11 +35,11 @@ describe('README.md', () => {
 
   it('uses only flags the commands have, in every poolscope command line', async () => {
     const blocks = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!.replace(/\\\n/g, ' '));
-    const lines = blocks.flatMap((b) => b.split('\n')).filter((l) => /poolscope (serve|relay|pools|simulate)\b/.test(l));
+    const lines = blocks.flatMap((b) => b.split('\n')).filter((l) => /poolscope(?:\.js)? (serve|relay|pools|simulate)\b/.test(l));
     expect(lines.length).toBeGreaterThanOrEqual(8);
     const known = new Map<string, Set<string>>();
     for (const line of lines) {
-      const [, command, rest] = /poolscope (serve|relay|pools|simulate)\b([^#]*)/.exec(line)!;
+      const [, command, rest] = /poolscope(?:\.js)? (serve|relay|pools|simulate)\b([^#]*)/.exec(line)!;
       if (!known.has(command!)) known.set(command!, await helpFlags(command!));
       for (const flag of rest!.matchAll(/(?:^|\s)--([a-z0-9-]+)/g)) expect(known.get(command!)!.has(flag[1]!), `${line}: --${flag[1]}`).toBe(true);
     }

@@ -1,4 +1,4 @@
-// End to end through the real binary, started as README.md says (`npx poolscope serve`): a relay
+// End to end through the real binary, started as README.md says (`npm start`): a relay
 // heartbeats at the interval the reply gives; the pool stays listed while heartbeats flow and leaves
 // within lease + 1 s after they stop; SIGTERM drains and exits 0.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ const LEASE_SECS = 1.5;
 describe('poolscope serve (the binary)', () => {
   let svc: PoolscopeProcess;
   beforeAll(async () => {
-    svc = await startPoolscope([`--lease-duration-secs=${LEASE_SECS}`, '--heartbeat-interval-secs=0.5'], { via: 'npx' });
+    svc = await startPoolscope([`--lease-duration-secs=${LEASE_SECS}`, '--heartbeat-interval-secs=0.5'], { via: 'npm-start' });
   });
   afterAll(async () => {
     await svc.stop('SIGKILL');

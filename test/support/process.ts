@@ -22,17 +22,20 @@ export interface PoolscopeProcess {
 
 /**
  * Start `poolscope serve` with `args` (plus `--listen 127.0.0.1:<free port>` unless given) and wait
- * until /healthz answers. `command` picks how: `npx poolscope` as README says, or `node bin/poolscope.js`.
+ * until /healthz answers. `via` picks how: `npm start -- <args>` as README says, or `node bin/poolscope.js serve`.
  */
 export async function startPoolscope(
   args: string[],
-  options: { env?: Record<string, string>; via?: 'npx' | 'node'; port?: number } = {},
+  options: { env?: Record<string, string>; via?: 'npm-start' | 'node'; port?: number } = {},
 ): Promise<PoolscopeProcess> {
   const port = options.port ?? (await freePort());
   const fullArgs = args.some((a) => a.startsWith('--listen')) ? args : [...args, `--listen=127.0.0.1:${port}`];
-  const [command, prefix] = options.via === 'npx' ? ['npx', ['--no-install', 'poolscope']] : [process.execPath, ['bin/poolscope.js']];
+  const [command, argv] =
+    options.via === 'npm-start'
+      ? ['npm', ['start', '--silent', '--', ...fullArgs]]
+      : [process.execPath, ['bin/poolscope.js', 'serve', ...fullArgs]];
   // Its own process group: `npx` runs the server as a grandchild, and signals must reach it too.
-  const child = spawn(command, [...prefix, 'serve', ...fullArgs], {
+  const child = spawn(command, argv, {
     cwd: REPO_ROOT,
     env: { ...process.env, POOLSCOPE_LOG_LEVEL: 'debug', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
