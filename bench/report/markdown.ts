@@ -66,9 +66,9 @@ function machineSection(run: BenchRun): string[] {
   if (m.loadAverageStart > BUSY_LOAD || (m.loadAverageEnd ?? 0) > m.nproc + BUSY_LOAD) {
     lines.push(
       '',
-      `The machine was shared: other work (the team's test runs) used its ${m.nproc} cores during the run (load ` +
-        `average ${load}). The load generator, the replicas and Redis also share those cores with each other, so ` +
-        'every figure here is a lower bound of what a dedicated machine gives.',
+      `The load average was ${load} on ${m.nproc} cores: the load generator, the replicas and Redis share ` +
+        'those cores with each other (and with anything else running), so every figure here is a lower bound ' +
+        'of what a dedicated machine gives.',
     );
   }
   return lines;
