@@ -192,45 +192,9 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
       return undefined;
     },
   },
-  {
-    name: 'tls-cert-path',
-    group: 'tls-auth',
-    valueName: 'PATH',
-    summary: 'PEM certificate to serve HTTPS with; needs --tls-key-path',
-    defaultText: undefined,
-    field: 'tlsCertPath',
-    apply(value, draft) {
-      const broken = checkReadableFile(value);
-      if (broken === undefined) draft.tlsCertPath = value;
-      return broken;
-    },
-  },
-  {
-    name: 'tls-key-path',
-    group: 'tls-auth',
-    valueName: 'PATH',
-    summary: 'PEM private key of the certificate; needs --tls-cert-path',
-    defaultText: undefined,
-    field: 'tlsKeyPath',
-    apply(value, draft) {
-      const broken = checkReadableFile(value);
-      if (broken === undefined) draft.tlsKeyPath = value;
-      return broken;
-    },
-  },
-  {
-    name: 'auth-token-file',
-    group: 'tls-auth',
-    valueName: 'PATH',
-    summary: 'bearer tokens accepted by POST /pools, one a line',
-    defaultText: undefined,
-    field: 'authTokenFile',
-    apply(value, draft) {
-      const broken = checkReadableFile(value);
-      if (broken === undefined) draft.authTokenFile = value;
-      return broken;
-    },
-  },
+  pathFlag('tls-cert-path', 'tlsCertPath', 'PEM certificate to serve HTTPS with; needs --tls-key-path'),
+  pathFlag('tls-key-path', 'tlsKeyPath', 'PEM private key of the certificate; needs --tls-cert-path'),
+  pathFlag('auth-token-file', 'authTokenFile', 'bearer tokens accepted by POST /pools, one a line'),
 ];
 
 function parseListen(value: string): { host: string; port: number } | string {
@@ -289,4 +253,21 @@ function isOneOf<T extends string>(value: string, allowed: readonly T[]): value 
 
 function mustBeOneOf(allowed: readonly string[], value: string): string {
   return `must be one of ${allowed.join(', ')} (got ${quote(value)})`;
+}
+
+/** A TLS/auth flag naming a file that must be readable at start. */
+function pathFlag(name: string, field: 'tlsCertPath' | 'tlsKeyPath' | 'authTokenFile', summary: string): FlagSpec {
+  return {
+    name,
+    group: 'tls-auth',
+    valueName: 'PATH',
+    summary,
+    defaultText: undefined,
+    field,
+    apply(value, draft) {
+      const broken = checkReadableFile(value);
+      if (broken === undefined) draft[field] = value;
+      return broken;
+    },
+  };
 }
