@@ -19,7 +19,11 @@ export async function createStoreFor(config: ServeConfig, logger: Logger): Promi
 }
 
 /** The EndpointSlice source of mcs/karmada modes, on the default kubeconfig loading (KUBECONFIG, in-cluster). */
-export async function createSliceSourceFor(config: ServeConfig, logger: Logger): Promise<SliceSource | undefined> {
+export async function createSliceSourceFor(
+  config: ServeConfig,
+  logger: Logger,
+  onWarning?: (kind: 'frontend_slice_without_port') => void,
+): Promise<SliceSource | undefined> {
   if (config.poolDiscovery === 'registrations') return undefined;
   // Loaded only here: @kubernetes/client-node costs seconds of start-up CPU that registrations mode skips.
   const { createSliceSource, kubeConfigFor } = await import('../kube/index.js');
@@ -31,5 +35,6 @@ export async function createSliceSourceFor(config: ServeConfig, logger: Logger):
     frontendPortName: config.frontendPortName,
     namespace: config.namespace,
     logger: logger.child({ component: 'endpointslices' }),
+    onWarning,
   });
 }

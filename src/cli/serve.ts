@@ -22,8 +22,9 @@ export interface ServeHandle {
 export async function startServe(config: ServeConfig, logger: Logger): Promise<ServeHandle> {
   const authTokens = config.authTokenFile ? parseTokenFile(await readFile(config.authTokenFile, 'utf8')) : undefined;
   const observability = new Observability();
+  // The slice source first: it fails fast (no kubeconfig) before any connection to the store is opened.
+  const slices = await createSliceSourceFor(config, logger, observability.metrics.countWarning);
   const store = observability.instrument(await createStoreFor(config, logger));
-  const slices = await createSliceSourceFor(config, logger);
   const join = new Join({
     poolDiscovery: config.poolDiscovery,
     leaseMs: config.leaseMs,

@@ -18,6 +18,8 @@ export interface SliceSourceBackoff extends BackoffOptions {
 }
 
 export interface SliceSourceOptions extends NamingOptions {
+  /** Each warning logged about a frontend slice without the named port (for metrics). */
+  onWarning?: (kind: 'frontend_slice_without_port') => void;
   kubeConfig: KubeConfig;
   /** `--frontend-port-name` */
   frontendPortName: string;
@@ -103,6 +105,7 @@ class EndpointSliceLoop implements SliceSource {
       frontendServiceSuffix: options.frontendServiceSuffix,
       frontendPortName: options.frontendPortName,
       logger: options.logger,
+      onWarning: options.onWarning,
     });
     this.backoff = new Backoff(options.backoff);
     this.sleep = options.backoff?.sleep ?? realSleep;

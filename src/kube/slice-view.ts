@@ -11,6 +11,8 @@ import type { PoolEndpoints } from './types.js';
 
 export interface PoolSliceViewOptions extends NamingOptions, EndpointsOptions {
   logger: Logger;
+  /** Each warning logged about a frontend slice without the named port (for metrics). */
+  onWarning?: (kind: 'frontend_slice_without_port') => void;
 }
 
 export interface PoolUpdate {
@@ -94,6 +96,7 @@ export class PoolSliceView {
           { pool: key, slice: id, port_name: this.options.frontendPortName },
           `frontend EndpointSlice has no TCP port named "${this.options.frontendPortName}": its endpoints are not listed as frontends`,
         );
+        this.options.onWarning?.('frontend_slice_without_port');
       }
     }
     return endpoints;

@@ -8,9 +8,16 @@ const MISTRAL = 'gpu-east-1/dynamo/mistral-7b';
 
 function newView(mode: 'mcs' | 'karmada' = 'mcs') {
   const { logger, lines } = memoryLogger();
-  const view = new PoolSliceView({ mode, ...DEFAULT_SUFFIXES, frontendPortName: 'http', logger });
+  const counted: string[] = [];
+  const view = new PoolSliceView({
+    mode,
+    ...DEFAULT_SUFFIXES,
+    frontendPortName: 'http',
+    logger,
+    onWarning: (kind) => counted.push(kind),
+  });
   const warnings = () => lines().filter((line) => line.level === 40);
-  return { view, warnings };
+  return { view, warnings, counted };
 }
 
 function version(slice: EndpointSlice, resourceVersion: string, change?: (copy: EndpointSlice) => void): EndpointSlice {
@@ -57,7 +64,7 @@ describe('PoolSliceView', () => {
   });
 
   it('warns once per frontend slice without the named port, not on every event', () => {
-    const { view, warnings } = newView();
+    const { view, warnings, counted } = newView();
     view.relist([relay]);
     view.apply({ type: 'ADDED', slice: mistral });
     view.apply({ type: 'MODIFIED', slice: version(mistral, '2') });
@@ -76,6 +83,8 @@ describe('PoolSliceView', () => {
     view.apply({ type: 'DELETED', slice: version(mistral, '6') });
     view.apply({ type: 'ADDED', slice: version(mistral, '7') });
     expect(warnings()).toHaveLength(3);
+    // Each of them counted once for poolscope_warnings_total{kind="frontend_slice_without_port"}.
+    expect(counted).toEqual(['frontend_slice_without_port', 'frontend_slice_without_port', 'frontend_slice_without_port']);
   });
 
   it('warns once per slice skipped for a name that does not fit', () => {
