@@ -4,10 +4,10 @@
 import { readFile } from 'node:fs/promises';
 import { pino, type Logger } from 'pino';
 import { Observability } from '../debug/observability.js';
-import { createApp } from '../http/app.js';
 import { parseTokenFile } from '../http/auth.js';
 import { listen, type RunningServer } from '../http/server.js';
-import { Join } from '../join/join.js';
+import type { Join } from '../join/join.js';
+import { assembleService } from './assemble.js';
 import type { ServeConfig } from './config.js';
 import { createSliceSourceFor, createStoreFor } from './components.js';
 
@@ -24,42 +24,32 @@ export async function startServe(config: ServeConfig, logger: Logger): Promise<S
   const observability = new Observability();
   // The slice source first: it fails fast (no kubeconfig) before any connection to the store is opened.
   const slices = await createSliceSourceFor(config, logger, observability.metrics.countWarning);
-  const store = observability.instrument(await createStoreFor(config, logger));
-  const join = new Join({
-    poolDiscovery: config.poolDiscovery,
-    leaseMs: config.leaseMs,
-    store,
+  const service = assembleService({
+    store: await createStoreFor(config, logger),
     slices,
     logger,
-    frontendServiceSuffix: config.frontendServiceSuffix,
-    frontendPortName: config.frontendPortName,
-    ...observability.joinHooks,
-  });
-  observability.attach(join);
-  const shutdown = new AbortController();
-  const app = createApp({
-    join,
-    store,
-    logger,
-    leaseMs: config.leaseMs,
+    observability,
+    join: {
+      poolDiscovery: config.poolDiscovery,
+      leaseMs: config.leaseMs,
+      frontendServiceSuffix: config.frontendServiceSuffix,
+      frontendPortName: config.frontendPortName,
+    },
     heartbeatIntervalMs: config.heartbeatIntervalMs,
     authTokens,
-    shutdown: shutdown.signal,
-    ...observability.appDeps(),
   });
-  join.start();
+  const { join } = service;
+  service.start();
   let server: RunningServer;
   try {
     server = await listen({
-      app,
+      app: service.app,
       host: config.listen.host,
       port: config.listen.port,
       tls: config.tlsCertPath && config.tlsKeyPath ? { certPath: config.tlsCertPath, keyPath: config.tlsKeyPath } : undefined,
     });
   } catch (error) {
-    observability.stop();
-    await join.stop();
-    await store.close();
+    await service.stop();
     throw error;
   }
   logger.info(
@@ -78,11 +68,9 @@ export async function startServe(config: ServeConfig, logger: Logger): Promise<S
     join,
     stop: () =>
       (stopping ??= (async () => {
-        shutdown.abort();
+        service.endStreams();
         await server.close();
-        await join.stop();
-        observability.stop();
-        await store.close();
+        await service.stop();
       })()),
   };
 }

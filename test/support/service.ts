@@ -1,8 +1,8 @@
 // An in-process poolscope (store, join, Hono app, a real socket on 127.0.0.1) for HTTP tests.
 import type { Hono } from 'hono';
-import { createApp } from '../../src/http/app.js';
+import { assembleService } from '../../src/cli/assemble.js';
 import { listen, type RunningServer } from '../../src/http/server.js';
-import { Join } from '../../src/join/join.js';
+import type { Join } from '../../src/join/join.js';
 import type { SliceSource } from '../../src/kube/types.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 import type { RegistrationStore } from '../../src/store/types.js';
@@ -33,40 +33,33 @@ export interface TestServiceOptions {
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
   const leaseMs = options.leaseMs ?? 15_000;
   const logs = captureLogs();
-  const store = options.store ?? createMemoryStore({ leaseMs });
-  const join = new Join({
-    poolDiscovery: options.poolDiscovery ?? 'registrations',
-    leaseMs,
-    store,
+  const service = assembleService({
+    store: options.store ?? createMemoryStore({ leaseMs }),
     slices: options.slices,
     logger: logs.logger,
-    sweepIntervalMs: options.sweepIntervalMs ?? 50,
-  });
-  const shutdown = new AbortController();
-  const app = createApp({
-    join,
-    store,
-    logger: logs.logger,
-    leaseMs,
+    observabilityOptions: { processMetrics: false },
+    join: {
+      poolDiscovery: options.poolDiscovery ?? 'registrations',
+      leaseMs,
+      sweepIntervalMs: options.sweepIntervalMs ?? 50,
+    },
     heartbeatIntervalMs: options.heartbeatIntervalMs ?? Math.floor(leaseMs / 3),
     authTokens: options.authTokens,
     keepAliveMs: options.keepAliveMs,
-    shutdown: shutdown.signal,
   });
-  join.start();
-  const server = await listen({ app, host: '127.0.0.1', port: 0 });
+  service.start();
+  const server = await listen({ app: service.app, host: '127.0.0.1', port: 0 });
   return {
-    app,
-    join,
-    store,
+    app: service.app,
+    join: service.join,
+    store: service.store,
     logs,
     server,
     url: server.url,
     async stop() {
-      shutdown.abort();
+      service.endStreams();
       await server.close(500);
-      await join.stop();
-      await store.close();
+      await service.stop();
     },
   };
 }
