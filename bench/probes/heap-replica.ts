@@ -7,7 +7,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { pino } from 'pino';
 import { parseServeFlags } from '../../src/cli/flags.js';
-import { startServe } from '../../src/cli/serve.js';
+import { startServe } from '../../src/service/start.js';
 
 export type ProbeRequest = { type: 'measure' } | { type: 'stop' };
 export type ProbeReply = { type: 'ready'; url: string } | { type: 'heap'; heapUsed: number; external: number; rss: number };

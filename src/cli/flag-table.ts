@@ -2,7 +2,8 @@
 // value must meet. The parser (flags.ts) and `--help` (help.ts) both read this one table.
 import { accessSync, constants, statSync } from 'node:fs';
 import { isIPv6 } from 'node:net';
-import { DEFAULT_CONFIG, type PoolDiscovery, type RegistrationStorage, type ServeConfig } from './config.js';
+import { POOL_DISCOVERIES, type PoolDiscovery } from '../contract/index.js';
+import { DEFAULT_CONFIG, type RegistrationStorage, type ServeConfig } from '../service/config.js';
 import { envName, quote, type FlagDef } from './flag-parser.js';
 
 export { envName, quote };
@@ -17,7 +18,6 @@ export interface FlagSpec extends FlagDef<ServeConfig> {
   field: keyof ServeConfig;
 }
 
-const POOL_DISCOVERIES: readonly PoolDiscovery[] = ['registrations', 'mcs', 'karmada'];
 const REGISTRATION_STORAGES: readonly RegistrationStorage[] = ['memory', 'redis'];
 const REDIS_URL_SCHEMES = ['redis://', 'rediss://', 'redis+sentinel://', 'redis+cluster://', 'rediss+cluster://'];
 const MAX_LEASE_MS = 86_400_000;

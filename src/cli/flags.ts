@@ -1,6 +1,6 @@
 // The parser of `poolscope serve` flags (CONTRACT.md §6): argv plus POOLSCOPE_* env variables, checked
 // against the flag table (flag-table.ts) and the rules between flags, into a ServeConfig.
-import { DEFAULT_CONFIG, type ServeConfig } from './config.js';
+import { DEFAULT_CONFIG, type ServeConfig } from '../service/config.js';
 import { parseFlags, refuse, type Refusal } from './flag-parser.js';
 import { SERVE_FLAGS, formatSecs, quote, type FlagSpec } from './flag-table.js';
 

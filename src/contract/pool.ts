@@ -7,6 +7,10 @@ import { capacityItem, location } from './registration.js';
 export const POOL_STATES = ['unregistered', 'one-sided', 'live', 'frontendless', 'lapsed', 'absent'] as const;
 export type PoolState = (typeof POOL_STATES)[number];
 
+/** How pools are discovered (docs/contract.md §2): leases alone, or leases joined with Kubernetes MCS. */
+export const POOL_DISCOVERIES = ['registrations', 'mcs', 'karmada'] as const;
+export type PoolDiscovery = (typeof POOL_DISCOVERIES)[number];
+
 /** Only these are listed by GET /pools. */
 export const LISTED_STATES = ['live', 'frontendless'] as const satisfies readonly PoolState[];
 export type ListedState = (typeof LISTED_STATES)[number];

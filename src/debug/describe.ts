@@ -1,12 +1,40 @@
-// A pool actor's context as /debug shows it: a one-line summary for the list, and the full detail (the
-// /debug/pools shape plus causes, listing and the lease countdown) for the selected pool.
+// A pool actor's context as /debug shows it: the /debug/pools shape, a one-line summary for the page's
+// list, and the full detail (that shape plus causes, listing and the lease countdown) for the selected pool.
 import type { PoolContext, PoolTransition } from '../../machines/pool.machine.js';
 import { LISTED_STATES, type PoolState } from '../contract/index.js';
-import { describePool } from '../http/debug.js';
 import { stateKeyOf } from './machine-graph.js';
 import type { DebugPoolDetail, DebugPoolSummary, MachineGraph, TransitionCause } from './types.js';
 
 const LISTED = new Set<string>(LISTED_STATES);
+
+/** One pool as GET /debug/pools shows it: its state, context and recent transitions. */
+export interface DebugPool {
+  pool: string;
+  state: PoolState;
+  since: string;
+  lease: PoolContext['lease'];
+  lease_deadline_ms: number | null;
+  registration: PoolContext['registration'];
+  relays: string[];
+  frontends: string[];
+  frontend_slices_with_port: boolean | null;
+  history: { at: string; event: string; from: PoolState; to: PoolState }[];
+}
+
+export function describePool(context: PoolContext, state: PoolState): DebugPool {
+  return {
+    pool: context.key,
+    state,
+    since: new Date(context.since).toISOString(),
+    lease: context.lease,
+    lease_deadline_ms: context.leaseDeadlineMs,
+    registration: context.registration,
+    relays: context.mode === 'registrations' ? (context.registration?.relay ? [context.registration.relay] : []) : context.relays,
+    frontends: context.mode === 'registrations' ? (context.registration?.frontends ?? []) : context.mcsFrontends,
+    frontend_slices_with_port: context.mode === 'registrations' ? null : context.frontendSlicesWithPort,
+    history: context.history.map((h) => ({ ...h, at: new Date(h.at).toISOString() })),
+  };
+}
 
 export function summarizePool(context: PoolContext): DebugPoolSummary {
   return {

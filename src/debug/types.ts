@@ -1,6 +1,6 @@
 // The shapes /debug serves: the chart as data, pool summaries and details, and the watch stream's
 // events. Imported as types by the page too (src/debug/page), so server and page cannot disagree.
-import type { DebugPool } from '../http/debug.js';
+import type { DebugPool } from './describe.js';
 
 /** One state of the chart. `id` is xstate's (`pool.live`), `key` its name (`live`). */
 export interface GraphState {

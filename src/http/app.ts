@@ -3,13 +3,13 @@
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Logger } from 'pino';
-import { debugPageRoutes, type DebugPageDeps } from '../debug/routes.js';
+
 import type { Join } from '../join/join.js';
 import type { ServiceMetrics } from '../metrics/metrics.js';
 import { metricsRoutes } from '../metrics/routes.js';
 import { openApiRoutes } from '../openapi/routes.js';
 import type { RegistrationStore } from '../store/types.js';
-import { debugRoutes } from './debug.js';
+import { debugPageRoutes, debugRoutes, type DebugPageDeps } from './debug.js';
 import { ApiError, errorResponse } from './errors.js';
 import type { HeartbeatDeps } from './heartbeat.js';
 import { opsRoutes } from './ops.js';

@@ -1,38 +1,21 @@
-// /debug/pools: every pool actor this replica holds (listed or not), its state, context and history,
-// for operators asking why a pool is (not) listed.
-import { Hono } from 'hono';
-import type { PoolContext } from '../../machines/pool.machine.js';
+// Everything under /debug, for operators asking why a pool is (not) listed:
+//   GET /debug/pools                     every pool actor this replica holds (listed or not): state, context, history
+//   GET /debug/pools/{c}/{ns}/{name}     one of them
+//   GET /debug                           the page (built into dist/debug-page by `npm run build`)
+//   GET /debug/assets/*                  its script and style
+//   GET /debug/machine                   the pool chart as data (MachineGraph), read from the machine definition
+//   GET /debug/pools/watch               Server-Sent Events: `snapshot`, then `pools`, `pool` and `completeness`
+//                                        (?pool=<key> picks the pool whose detail is sent)
+//   GET /debug/pools/:key                one pool in full for the page, the key URL-encoded (us-east-1%2Fllm%2Fllama-70b)
+import { Hono, type Context } from 'hono';
 import type { PoolState } from '../contract/index.js';
+import { describePool, type DebugPool } from '../debug/describe.js';
+import type { DebugFeed } from '../debug/feed.js';
+import type { PageBundle } from '../debug/page-bundle.js';
+import type { DebugStreamEvent } from '../debug/types.js';
 import type { Join } from '../join/join.js';
 import { ApiError } from './errors.js';
-
-export interface DebugPool {
-  pool: string;
-  state: PoolState;
-  since: string;
-  lease: PoolContext['lease'];
-  lease_deadline_ms: number | null;
-  registration: PoolContext['registration'];
-  relays: string[];
-  frontends: string[];
-  frontend_slices_with_port: boolean | null;
-  history: { at: string; event: string; from: PoolState; to: PoolState }[];
-}
-
-export function describePool(context: PoolContext, state: PoolState): DebugPool {
-  return {
-    pool: context.key,
-    state,
-    since: new Date(context.since).toISOString(),
-    lease: context.lease,
-    lease_deadline_ms: context.leaseDeadlineMs,
-    registration: context.registration,
-    relays: context.mode === 'registrations' ? (context.registration?.relay ? [context.registration.relay] : []) : context.relays,
-    frontends: context.mode === 'registrations' ? (context.registration?.frontends ?? []) : context.mcsFrontends,
-    frontend_slices_with_port: context.mode === 'registrations' ? null : context.frontendSlicesWithPort,
-    history: context.history.map((h) => ({ ...h, at: new Date(h.at).toISOString() })),
-  };
-}
+import { queuedSse } from './queued-sse.js';
 
 export function debugRoutes(join: Join): Hono {
   const one = (key: string) => {
@@ -51,4 +34,61 @@ export function debugRoutes(join: Join): Hono {
       const { cluster_id, namespace, name } = c.req.param();
       return c.json(one(`${cluster_id}/${namespace}/${name}`));
     });
+}
+
+export interface DebugPageDeps {
+  feed: DebugFeed;
+  /** The built page; undefined: /debug answers 503 naming the build step. */
+  bundle: PageBundle | undefined;
+  /** SSE keep-alive comment period (default 15 s). */
+  keepAliveMs?: number;
+  /** Aborted when the server drains (ends every stream). */
+  shutdown?: AbortSignal;
+}
+
+/**
+ * Everything the page loads comes from here: the browser refuses any other origin, so the page cannot
+ * reach a CDN or send anything off-site even if a dependency tried.
+ */
+const CONTENT_SECURITY_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+export function debugPageRoutes(deps: DebugPageDeps): Hono {
+  const serveFile = (c: Context, path: string, cache: string): Response => {
+    if (!deps.bundle) {
+      throw new ApiError(503, 'not_ready', 'the /debug page was not built: run `npm run build` (npm ci does it)');
+    }
+    const file = deps.bundle.files.get(path);
+    if (!file) throw new ApiError(404, 'not_found', `no file ${path} in the /debug page`);
+    return c.body(file.body as Uint8Array<ArrayBuffer>, 200, {
+      'content-type': file.contentType,
+      'cache-control': cache,
+      'content-security-policy': CONTENT_SECURITY_POLICY,
+      'x-content-type-options': 'nosniff',
+    });
+  };
+  return new Hono()
+    .get('/debug', (c) => serveFile(c, 'index.html', 'no-cache'))
+    .get('/debug/', (c) => serveFile(c, 'index.html', 'no-cache'))
+    // Asset names carry a content hash, so they never change under the same name.
+    .get('/debug/assets/:file', (c) => serveFile(c, `assets/${c.req.param('file')}`, 'public, max-age=31536000, immutable'))
+    .get('/debug/machine', (c) => c.json(deps.feed.graph))
+    .get('/debug/pools/watch', (c) => watchDebug(c, deps))
+    .get('/debug/pools/:key', (c) => {
+      const key = c.req.param('key');
+      const detail = deps.feed.detail(key);
+      if (!detail) throw new ApiError(404, 'not_found', `no pool ${key} on this replica`);
+      return c.json(detail);
+    });
+}
+
+function watchDebug(c: Context, deps: DebugPageDeps): Response {
+  const selected = c.req.query('pool') || null;
+  return queuedSse<DebugStreamEvent>(c, {
+    first: [{ kind: 'snapshot', data: deps.feed.snapshot(selected) }],
+    subscribe: (push) => deps.feed.subscribe(selected, push),
+    write: (stream, event) => stream.writeSSE({ event: event.kind, data: JSON.stringify(event.data) }),
+    keepAliveMs: deps.keepAliveMs ?? 15_000,
+    shutdown: deps.shutdown,
+  });
 }

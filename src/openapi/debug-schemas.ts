@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { POOL_STATES } from '../contract/index.js';
 import { registrationSchema } from '../contract/registration.js';
-import type { DebugPool } from '../http/debug.js';
+import type { DebugPool } from '../debug/describe.js';
 import type { DebugPoolDetail, DebugPoolSummary, MachineGraph } from '../debug/types.js';
 
 const poolState = z.enum(POOL_STATES);

@@ -3,7 +3,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DEFAULT_CONFIG, type ServeConfig } from '../../src/cli/config.js';
+import { DEFAULT_CONFIG, type ServeConfig } from '../../src/service/config.js';
 import { envName, SERVE_FLAGS } from '../../src/cli/flag-table.js';
 import { parseServeFlags } from '../../src/cli/flags.js';
 

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { DEFAULT_CONFIG } from '../../src/cli/config.js';
+import { DEFAULT_CONFIG } from '../../src/service/config.js';
 import { startService } from '../relay/support.js';
 import { REPO_ROOT, readYamlDocuments } from './support.js';
 

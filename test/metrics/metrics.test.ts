@@ -2,8 +2,8 @@
 // metric CONTRACT.md §5 lists, and its counters and gauges move with the events the test causes.
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServe, type ServeHandle } from '../../src/cli/serve.js';
-import { DEFAULT_CONFIG } from '../../src/cli/config.js';
+import { startServe, type ServeHandle } from '../../src/service/start.js';
+import { DEFAULT_CONFIG } from '../../src/service/config.js';
 import { instrumentStore } from '../../src/metrics/instrumented-store.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 import { SseReader } from '../support/sse.js';

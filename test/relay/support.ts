@@ -6,8 +6,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { DEFAULT_CONFIG, type ServeConfig } from '../../src/cli/config.js';
-import { startServe } from '../../src/cli/serve.js';
+import { DEFAULT_CONFIG, type ServeConfig } from '../../src/service/config.js';
+import { startServe } from '../../src/service/start.js';
 import { poolListSchema, type PoolList, type RegistrationInput } from '../../src/contract/index.js';
 import { registration } from '../support/service.js';
 

@@ -1,12 +1,12 @@
 // An in-process poolscope (store, join, Hono app, a real socket on 127.0.0.1) for HTTP tests.
 import type { Hono } from 'hono';
-import { assembleService } from '../../src/cli/assemble.js';
+import { assembleService } from '../../src/service/assemble.js';
 import { listen, type RunningServer } from '../../src/http/server.js';
 import type { Join } from '../../src/join/join.js';
 import type { SliceSource } from '../../src/kube/types.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 import type { RegistrationStore } from '../../src/store/types.js';
-import type { PoolDiscovery } from '../../src/cli/config.js';
+import type { PoolDiscovery } from '../../src/contract/index.js';
 import { captureLogs, type CapturedLogs } from './logs.js';
 
 export interface TestService {

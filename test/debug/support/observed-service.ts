@@ -1,11 +1,11 @@
 // An in-process poolscope wired like `serve` (the Observability facade: metrics, inspection, the /debug
 // feed and page) on a real socket, with a memory store and, for MCS modes, a slice source the test feeds.
 import type { Hono } from 'hono';
-import { assembleService } from '../../../src/cli/assemble.js';
-import type { Observability } from '../../../src/debug/observability.js';
+import { assembleService } from '../../../src/service/assemble.js';
+import type { Observability } from '../../../src/service/observability.js';
 import { listen, type RunningServer } from '../../../src/http/server.js';
 import type { Join } from '../../../src/join/join.js';
-import type { PoolDiscovery } from '../../../src/cli/config.js';
+import type { PoolDiscovery } from '../../../src/contract/index.js';
 import type { SliceSource } from '../../../src/kube/types.js';
 import { createMemoryStore } from '../../../src/store/memory.js';
 import { captureLogs, type CapturedLogs } from '../../support/logs.js';

@@ -6,7 +6,7 @@
 import type { Hono } from 'hono';
 import { expect } from 'vitest';
 import { poolListSchema, type PoolList } from '../../../src/contract/index.js';
-import type { DebugPool } from '../../../src/http/debug.js';
+import type { DebugPool } from '../../../src/debug/describe.js';
 import { createApp } from '../../../src/http/app.js';
 import { listen, type RunningServer } from '../../../src/http/server.js';
 import { Join } from '../../../src/join/join.js';

@@ -7,10 +7,10 @@ import type { Join, JoinOptions } from '../join/join.js';
 import { instrumentStore } from '../metrics/instrumented-store.js';
 import { ServiceMetrics } from '../metrics/metrics.js';
 import type { RegistrationStore } from '../store/types.js';
-import { DebugFeed } from './feed.js';
-import { PoolInspector } from './inspector.js';
-import { machineGraph } from './machine-graph.js';
-import { loadPageBundle, type PageBundle } from './page-bundle.js';
+import { DebugFeed } from '../debug/feed.js';
+import { PoolInspector } from '../debug/inspector.js';
+import { machineGraph } from '../debug/machine-graph.js';
+import { loadPageBundle, type PageBundle } from '../debug/page-bundle.js';
 
 export interface ObservabilityOptions {
   /** Default process metrics (default true). */

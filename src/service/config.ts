@@ -1,6 +1,7 @@
-// The service's configuration, as `poolscope serve` flags (CONTRACT.md §6) parse into it.
+// The service's configuration: what `poolscope serve` flags (docs/contract.md §6) parse into, and what the
+// composition root builds the service from.
+import type { PoolDiscovery } from '../contract/index.js';
 
-export type PoolDiscovery = 'registrations' | 'mcs' | 'karmada';
 export type RegistrationStorage = 'memory' | 'redis';
 
 export interface ServeConfig {

@@ -3,7 +3,7 @@
 // No socket here (server.ts listens), so a caller chooses how to serve `app`.
 import type { Hono } from 'hono';
 import type { Logger } from 'pino';
-import { Observability, type ObservabilityOptions } from '../debug/observability.js';
+import { Observability, type ObservabilityOptions } from './observability.js';
 import { createApp } from '../http/app.js';
 import { Join, type JoinOptions } from '../join/join.js';
 import type { SliceSource } from '../kube/types.js';
