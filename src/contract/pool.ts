@@ -32,13 +32,31 @@ export const listedPoolSchema = z.object({
   relays: z.array(z.string()),
   frontends: z.array(z.string()),
   state: z.enum(LISTED_STATES),
+  /** With regions configured (docs/contract.md §7): the regions holding a live lease for the pool, sorted. */
+  lease_regions: z.array(z.string()).optional(),
 });
 export type ListedPool = z.infer<typeof listedPoolSchema>;
+
+/**
+ * One region's status in GET /pools and every `resync`, with regions configured (docs/contract.md §7):
+ * `complete: false` while it cannot be read (held since `unreachable_since`, ISO-8601), `dropped: true`
+ * once the hold ran out and its pools left this replica's view, until it is read again.
+ */
+export const regionStatusSchema = z.object({
+  name: z.string(),
+  complete: z.boolean(),
+  reason: z.string().optional(),
+  unreachable_since: z.string().optional(),
+  dropped: z.boolean(),
+});
+export type RegionStatus = z.infer<typeof regionStatusSchema>;
 
 export const poolListSchema = z.object({
   complete: z.boolean(),
   revision: z.string(),
   pools: z.array(listedPoolSchema),
+  /** With regions configured only: one entry per region of the regions file, sorted by name. */
+  regions: z.array(regionStatusSchema).optional(),
 });
 export type PoolList = z.infer<typeof poolListSchema>;
 
