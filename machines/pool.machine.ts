@@ -1,4 +1,4 @@
-// The pool state chart (CONTRACT.md §3): one actor per pool key, on every replica.
+// The pool state chart (docs/contract.md §3): one pool machine per pool key, on every replica.
 //
 // Pure data. Events carry facts from the two sides (the lease from the store, the slices from
 // Kubernetes); root-level handlers record the facts in context, and each state's eventless (`always`)
@@ -10,6 +10,11 @@
 //     │  ╲                      ▲   ╲      ▲                ─▶ one-sided when MCS drops the relay,
 //     │   ╲───────────────────▶ │    ╲──▶ lapsed ──▶ absent  ─▶ lapsed when the lease lapses)
 //     └─▶ one-sided ────────────┘
+//
+// The lease side is kept per region (docs/contract.md §7; one region named '' without regions): it is live
+// while any region holds a live lease, and the registration shown is the one whose content changed last
+// (ties: the region name that sorts first), so every replica shows the same one. A region that this
+// replica stopped reading for longer than the hold is dropped like a lapse of that region's lease.
 //
 // `absent` is not one of the contract's five states: it is where an actor starts, and where it goes
 // when neither side lists the pool any more (MCS modes). In `registrations` mode a lapsed pool stays
@@ -27,6 +32,17 @@ export interface PoolTransition {
   to: PoolState;
 }
 
+/** One region's live lease of the pool. Times are on that region's store clock (ms). */
+export interface RegionLease {
+  registration: Registration;
+  /** When the registration's content last changed (the `renewed_at_ms` of its last logged upsert). */
+  changedAtMs: number;
+  deadlineMs: number;
+}
+
+/** The region of a store event without regions configured. */
+export const NO_REGION = '';
+
 export interface PoolContext {
   key: PoolKey;
   mode: PoolMode;
@@ -35,8 +51,11 @@ export interface PoolContext {
   historyLimit: number;
   /** The lease side: never seen, live, or lapsed (forgotten again once the pool is absent). */
   lease: 'none' | 'live' | 'lapsed';
+  /** Live leases by region: `lease` is live exactly while this holds one. */
+  leases: Record<string, RegionLease>;
+  /** The registration shown (see `chooseLease`); the last one seen once every lease lapsed. */
   registration: Registration | null;
-  /** The lease's deadline on the store's clock, as of its last logged change. */
+  /** The latest deadline of the live leases, as of their last logged change (store clocks). */
   leaseDeadlineMs: number | null;
   /** MCS side: Ready PoolRelay endpoints, and frontends from `<name>-frontend` slices. */
   relays: string[];
@@ -50,8 +69,13 @@ export interface PoolContext {
 }
 
 export type PoolEvent =
-  | { type: 'LEASE_UPSERT'; at: number; registration: Registration; deadlineMs: number }
-  | { type: 'LEASE_LAPSED'; at: number }
+  /** A region's store logged a new or changed registration (or a snapshot holds it). `region` defaults to
+   * NO_REGION; `changedAtMs` to 0 (only compared between regions). */
+  | { type: 'LEASE_UPSERT'; at: number; registration: Registration; deadlineMs: number; region?: string; changedAtMs?: number }
+  /** A region's lease lapsed (logged by its sweeper, or its deadline seen passed on its store's clock). */
+  | { type: 'LEASE_LAPSED'; at: number; region?: string }
+  /** This replica could not read the region for longer than the hold: its lease counts as gone. */
+  | { type: 'REGION_DROPPED'; at: number; region: string }
   /** The MCS side of the pool in one event (relays and frontends change together on a relist, and a
    * pool must not pass through `frontendless` on its way out). Empty lists: MCS lists nothing for it. */
   | { type: 'SLICES'; at: number; relays: string[]; frontends: string[]; frontendSlicesWithPort: boolean };
@@ -71,6 +95,37 @@ export const DEFAULT_HISTORY_LIMIT = 50;
 export function frontendsOf(context: PoolContext): string[] {
   if (context.mode === 'registrations') return context.registration?.frontends ?? [];
   return context.mcsFrontends;
+}
+
+/**
+ * The lease whose registration is shown: the latest content change, ties to the region name that sorts
+ * first (docs/contract.md §7), so that every replica picks the same one.
+ */
+export function chooseLease(leases: Record<string, RegionLease>): RegionLease | undefined {
+  let chosen: { region: string; lease: RegionLease } | undefined;
+  for (const [region, lease] of Object.entries(leases)) {
+    if (
+      !chosen ||
+      lease.changedAtMs > chosen.lease.changedAtMs ||
+      (lease.changedAtMs === chosen.lease.changedAtMs && region < chosen.region)
+    ) {
+      chosen = { region, lease };
+    }
+  }
+  return chosen?.lease;
+}
+
+/** The lease side's facts once `leases` changed: live while any region holds a lease. */
+function leaseFacts(leases: Record<string, RegionLease>, previous: Registration | null): Partial<PoolContext> {
+  const chosen = chooseLease(leases);
+  if (!chosen) return { leases, lease: 'lapsed', registration: previous, leaseDeadlineMs: null };
+  const deadline = Math.max(...Object.values(leases).map((l) => l.deadlineMs));
+  return { leases, lease: 'live', registration: chosen.registration, leaseDeadlineMs: deadline };
+}
+
+/** The regions holding a live lease, sorted (a listed pool's `lease_regions`). */
+export function leaseRegions(context: PoolContext): string[] {
+  return Object.keys(context.leases).sort();
 }
 
 /** The state the facts call for. Every guard below is one comparison with it. */
@@ -113,11 +168,17 @@ export const poolMachine = setup({
     twoLeases: ({ context }) => 2 * context.leaseMs,
   },
   actions: {
-    recordLease: assign(({ event }) => {
+    recordLease: assign(({ context, event }) => {
       if (event.type !== 'LEASE_UPSERT') return {};
-      return { lease: 'live' as const, registration: event.registration, leaseDeadlineMs: event.deadlineMs };
+      const lease: RegionLease = { registration: event.registration, changedAtMs: event.changedAtMs ?? 0, deadlineMs: event.deadlineMs };
+      return leaseFacts({ ...context.leases, [event.region ?? NO_REGION]: lease }, context.registration);
     }),
-    recordLapse: assign({ lease: 'lapsed' as const, leaseDeadlineMs: null }),
+    /** A lapse (or a drop) of one region's lease; the lease side lapses when no region holds one. */
+    recordLapse: assign(({ context, event }) => {
+      if (event.type !== 'LEASE_LAPSED' && event.type !== 'REGION_DROPPED') return {};
+      const { [event.region ?? NO_REGION]: _gone, ...leases } = context.leases;
+      return leaseFacts(leases, context.registration);
+    }),
     recordSlices: assign(({ event }) =>
       event.type === 'SLICES'
         ? { relays: event.relays, mcsFrontends: event.frontends, frontendSlicesWithPort: event.frontendSlicesWithPort }
@@ -136,7 +197,7 @@ export const poolMachine = setup({
     forgetLapsedLease: assign(({ context }) =>
       context.mode === 'mcs' && context.lease === 'lapsed' ? { lease: 'none' as const } : {},
     ),
-    // Effects, provided by the join: the warnings of CONTRACT.md §3.
+    // Effects, provided by the join: the warnings of docs/contract.md §3.
     warnStuck: (_args, _params: { state: 'unregistered' | 'one-sided' | 'lapsed' }) => {},
     warnFrontendless: () => {},
   },
@@ -148,6 +209,7 @@ export const poolMachine = setup({
     leaseMs: input.leaseMs,
     historyLimit: input.historyLimit ?? DEFAULT_HISTORY_LIMIT,
     lease: 'none',
+    leases: {},
     registration: null,
     leaseDeadlineMs: null,
     relays: [],
@@ -161,13 +223,17 @@ export const poolMachine = setup({
   on: {
     LEASE_UPSERT: { actions: 'recordLease' },
     LEASE_LAPSED: { actions: 'recordLapse' },
+    REGION_DROPPED: { actions: 'recordLapse' },
     SLICES: { actions: 'recordSlices' },
   },
   states: {
     absent: {
       entry: [{ type: 'recordTransition', params: { to: 'absent' } }, 'forgetLapsedLease'],
       // A lapse that arrives while MCS lists nothing is forgotten at once, as on entry (MCS modes).
-      on: { LEASE_LAPSED: { actions: ['recordLapse', 'forgetLapsedLease'] } },
+      on: {
+        LEASE_LAPSED: { actions: ['recordLapse', 'forgetLapsedLease'] },
+        REGION_DROPPED: { actions: ['recordLapse', 'forgetLapsedLease'] },
+      },
       always: [
         { guard: 'isUnregistered', target: 'unregistered' },
         { guard: 'isOneSided', target: 'one-sided' },

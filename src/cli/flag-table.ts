@@ -1,14 +1,24 @@
-// The flags of `poolscope serve` (CONTRACT.md §6) as data: name, group, help text, and the rule each
-// value must meet. The parser (flags.ts) and `--help` (help.ts) both read this one table.
-import { accessSync, constants, statSync } from 'node:fs';
+// The flags of `poolscope serve` (docs/contract.md §6, regions §7) as data: name, group, help text, and
+// the rule each value must meet. The parser (flags.ts) and `--help` (help.ts) both read this one table.
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { isIPv6 } from 'node:net';
-import { POOL_DISCOVERIES, type PoolDiscovery } from '../contract/index.js';
-import { DEFAULT_CONFIG, type RegistrationStorage, type ServeConfig } from '../service/config.js';
+import { parse as parseYaml } from 'yaml';
+import {
+  describeRegionsIssue,
+  MAX_TIMER_MS,
+  POOL_DISCOVERIES,
+  redisPrefixProblem,
+  regionNameSchema,
+  regionsFileSchema,
+  type PoolDiscovery,
+} from '../contract/index.js';
+import { DEFAULT_CONFIG, type RegionConfig, type RegistrationStorage, type ServeConfig } from '../service/config.js';
+import { parseRedisUrl, RedisUrlError } from '../store/redis/url.js';
 import { envName, quote, type FlagDef } from './flag-parser.js';
 
 export { envName, quote };
 
-export type FlagGroup = 'general' | 'storage' | 'redis' | 'mcs' | 'tls-auth';
+export type FlagGroup = 'general' | 'storage' | 'redis' | 'regions' | 'mcs' | 'tls-auth';
 
 export interface FlagSpec extends FlagDef<ServeConfig> {
   group: FlagGroup;
@@ -21,8 +31,8 @@ export interface FlagSpec extends FlagDef<ServeConfig> {
 const REGISTRATION_STORAGES: readonly RegistrationStorage[] = ['memory', 'redis'];
 const REDIS_URL_SCHEMES = ['redis://', 'rediss://', 'redis+sentinel://', 'redis+cluster://', 'rediss+cluster://'];
 const MAX_LEASE_MS = 86_400_000;
-// setTimeout fires at once for delays above 2^31 - 1 ms, so a larger command timeout would be no timeout.
-const MAX_TIMER_MS = 2_147_483_647;
+/** A regions file is one ConfigMap, whose data is at most 1 MiB. */
+const MAX_REGIONS_FILE_BYTES = 1024 * 1024;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 export const SERVE_FLAGS: readonly FlagSpec[] = [
@@ -121,9 +131,9 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
     defaultText: DEFAULT_CONFIG.redisPrefix,
     field: 'redisPrefix',
     apply(value, draft) {
-      if (/[{}\s]/.test(value)) return "must not contain '{', '}' or whitespace (it becomes a Redis hash tag)";
-      draft.redisPrefix = value;
-      return undefined;
+      const broken = redisPrefixProblem(value);
+      if (broken === undefined) draft.redisPrefix = value;
+      return broken;
     },
   },
   {
@@ -137,6 +147,52 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
       if (!/^\d+$/.test(value) || Number(value) <= 0) return `must be a positive integer (got ${quote(value)})`;
       if (Number(value) > MAX_TIMER_MS) return `must be at most ${MAX_TIMER_MS}`;
       draft.redisCommandTimeoutMs = Number(value);
+      return undefined;
+    },
+  },
+  // Regions (docs/contract.md §7). After --redis-command-timeout-ms: a region's command_timeout_ms
+  // defaults to it. The rules between these flags and the storage flags are in flags.ts.
+  {
+    name: 'region',
+    group: 'regions',
+    valueName: 'NAME',
+    summary: "this replica's home region, one of --regions-file: POST /pools writes to its Redis only",
+    defaultText: undefined,
+    field: 'region',
+    apply(value, draft) {
+      const name = regionNameSchema.safeParse(value);
+      if (!name.success) return `${name.error.issues[0]?.message ?? 'must be a DNS-1123 label'} (got ${quote(value)})`;
+      draft.region = value;
+      return undefined;
+    },
+  },
+  {
+    name: 'regions-file',
+    group: 'regions',
+    valueName: 'PATH',
+    summary: "YAML or JSON file naming every region's Redis (redis_url, prefix, command_timeout_ms); read at start",
+    defaultText: undefined,
+    field: 'regions',
+    apply(value, draft) {
+      const regions = readRegionsFile(value, draft.redisCommandTimeoutMs);
+      if (typeof regions === 'string') return regions;
+      draft.regions = regions;
+      return undefined;
+    },
+  },
+  {
+    name: 'region-hold-secs',
+    group: 'regions',
+    valueName: 'SECS',
+    summary: "how long an unreadable region's pools stay listed before they are dropped; > 0, decimals allowed (0.5)",
+    defaultText: '4 x --lease-duration-secs',
+    field: 'regionHoldMs',
+    apply(value, draft) {
+      const ms = parseSecsAsMs(value);
+      if (typeof ms === 'string') return ms;
+      if (ms <= 0) return 'must be greater than 0';
+      if (ms > MAX_TIMER_MS) return `must be at most ${formatSecs(MAX_TIMER_MS)}`;
+      draft.regionHoldMs = ms;
       return undefined;
     },
   },
@@ -245,6 +301,55 @@ export function checkReadableFile(path: string): string | undefined {
     const code = (error as NodeJS.ErrnoException).code ?? 'error';
     return `cannot read ${quote(path)} (${code})`;
   }
+}
+
+/**
+ * The regions of a regions file (docs/contract.md §7), sorted by name, each `command_timeout_ms`
+ * defaulting to `commandTimeoutMs`; or the broken rule, naming the file and the field.
+ */
+function readRegionsFile(path: string, commandTimeoutMs: number): RegionConfig[] | string {
+  const unreadable = checkReadableFile(path);
+  if (unreadable !== undefined) return unreadable;
+  const at = quote(path);
+  let text: string;
+  try {
+    if (statSync(path).size > MAX_REGIONS_FILE_BYTES) return `${at}: larger than 1 MiB (one ConfigMap)`;
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    return `cannot read ${at} (${(error as NodeJS.ErrnoException).code ?? 'error'})`;
+  }
+  let document: unknown;
+  try {
+    // logLevel 'error': errors throw, warnings are not printed. JSON is YAML too.
+    document = parseYaml(text, { logLevel: 'error' });
+  } catch (error) {
+    // The first line of the message names the position; the lines after it quote the file.
+    const firstLine = String(error instanceof Error ? error.message : error).split(/\r?\n|\r/)[0]!.replace(/:$/, '');
+    return `${at}: not YAML or JSON: ${firstLine}`;
+  }
+  const parsed = regionsFileSchema.safeParse(document);
+  if (!parsed.success) {
+    const { field, rule } = describeRegionsIssue(parsed.error.issues);
+    return field === undefined ? `${at}: ${rule}` : `${at}: ${field}: ${rule}`;
+  }
+  const names = Object.keys(parsed.data.regions).sort();
+  const regions: RegionConfig[] = [];
+  for (const name of names) {
+    const region = parsed.data.regions[name]!;
+    try {
+      parseRedisUrl(region.redis_url);
+    } catch (error) {
+      if (!(error instanceof RedisUrlError)) throw error;
+      return `${at}: regions.${name}.redis_url: ${error.message}`;
+    }
+    regions.push({
+      name,
+      redisUrl: region.redis_url,
+      prefix: region.prefix,
+      commandTimeoutMs: region.command_timeout_ms ?? commandTimeoutMs,
+    });
+  }
+  return regions;
 }
 
 function isOneOf<T extends string>(value: string, allowed: readonly T[]): value is T {

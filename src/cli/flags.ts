@@ -1,5 +1,5 @@
-// The parser of `poolscope serve` flags (CONTRACT.md §6): argv plus POOLSCOPE_* env variables, checked
-// against the flag table (flag-table.ts) and the rules between flags, into a ServeConfig.
+// The parser of `poolscope serve` flags (docs/contract.md §6, regions §7): argv plus POOLSCOPE_* env
+// variables, checked against the flag table (flag-table.ts) and the rules between flags, into a ServeConfig.
 import { DEFAULT_CONFIG, type ServeConfig } from '../service/config.js';
 import { parseFlags, refuse, type Refusal } from './flag-parser.js';
 import { SERVE_FLAGS, formatSecs, quote, type FlagSpec } from './flag-table.js';
@@ -8,14 +8,57 @@ export type ServeFlagsResult = { ok: true; config: ServeConfig } | Refusal;
 
 /**
  * Parses `poolscope serve` flags. A flag on the command line wins over its env variable; only the
- * value that wins is validated. No I/O beyond checking that the TLS and token files are readable.
+ * value that wins is validated. No I/O beyond checking that the TLS and token files are readable and
+ * reading the regions file.
  */
 export function parseServeFlags(argv: string[], env: Record<string, string | undefined>): ServeFlagsResult {
-  const draft: ServeConfig = { ...DEFAULT_CONFIG, listen: { ...DEFAULT_CONFIG.listen } };
+  const draft: ServeConfig = { ...DEFAULT_CONFIG, listen: { ...DEFAULT_CONFIG.listen }, regions: [] };
   const parsed = parseFlags(argv, { command: 'serve', flags: SERVE_FLAGS, draft, env });
   if (!parsed.ok) return parsed;
   // Where each value came from is appended to a refusal, so an operator finds a stray env variable.
-  return checkModeGroups(draft, parsed.origins) ?? checkCombinations(draft) ?? { ok: true, config: draft };
+  // Regions first: they make the storage redis, which the mode-group rule then reads.
+  const refusal = checkRegions(draft, parsed.origins) ?? checkModeGroups(draft, parsed.origins) ?? checkCombinations(draft);
+  return refusal ?? { ok: true, config: draft };
+}
+
+/**
+ * `--region` and `--regions-file` together (docs/contract.md §7). With them the storage is redis, each
+ * region's Redis comes from the file (so `--redis-url` and `--redis-prefix` are refused), and the hold
+ * defaults to four leases. Fills in `registrationStorage` and `regionHoldMs`.
+ */
+function checkRegions(config: ServeConfig, origins: Map<FlagSpec, string>): Refusal | undefined {
+  /** Where the flag's value came from ('' or ` (from ENV)`), undefined when it was not given. */
+  const given = (name: string) => origins.get(SERVE_FLAGS.find((spec) => spec.name === name)!);
+  const hasRegion = config.region !== undefined;
+  // A regions file that was read names at least one region.
+  const hasFile = config.regions.length > 0;
+  if (!hasRegion && !hasFile) {
+    const hold = given('region-hold-secs');
+    if (hold === undefined) return undefined;
+    return refuse('region-hold-secs', `only applies with --region and --regions-file (no regions configured)${hold}`);
+  }
+  if (!hasFile) return refuse('regions-file', `required with --region${given('region')}`);
+  if (!hasRegion) return refuse('region', `required with --regions-file${given('regions-file')}`);
+  const names = config.regions.map((region) => region.name);
+  if (!names.includes(config.region!)) {
+    return refuse('region', `must be a region of --regions-file: ${names.join(', ')} (got ${quote(config.region!)})${given('region')}`);
+  }
+  const storage = given('registration-storage');
+  if (storage !== undefined && config.registrationStorage !== 'redis') {
+    return refuse(
+      'registration-storage',
+      `must be redis with --region and --regions-file (got ${quote(config.registrationStorage)})${storage}`,
+    );
+  }
+  for (const [name, key] of [['redis-url', 'redis_url'], ['redis-prefix', 'prefix']] as const) {
+    const origin = given(name);
+    if (origin !== undefined) {
+      return refuse(name, `not allowed with --region and --regions-file: each region's ${key} is in the regions file${origin}`);
+    }
+  }
+  config.registrationStorage = 'redis';
+  config.regionHoldMs ??= 4 * config.leaseMs;
+  return undefined;
 }
 
 /** A flag of the redis or mcs group, set to anything but its default, outside its mode fails. */
@@ -38,7 +81,7 @@ function checkModeGroups(config: ServeConfig, origins: Map<FlagSpec, string>): R
 
 /** Rules between flags; each refusal names the flag that depends on the other. */
 function checkCombinations(config: ServeConfig): Refusal | undefined {
-  if (config.registrationStorage === 'redis' && config.redisUrl === undefined) {
+  if (config.registrationStorage === 'redis' && config.redisUrl === undefined && config.regions.length === 0) {
     return refuse('redis-url', 'required by --registration-storage redis');
   }
   if (config.tlsCertPath !== undefined && config.tlsKeyPath === undefined) {

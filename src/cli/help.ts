@@ -13,6 +13,7 @@ const GROUP_TITLES: Record<FlagGroup, string> = {
   general: 'General',
   storage: 'Registration storage',
   redis: 'Redis (only with --registration-storage redis)',
+  regions: 'Regions, one Redis each (docs/contract.md §7; --region and --regions-file together, storage then redis)',
   mcs: 'Multi-Cluster Services (only with --pool-discovery mcs or karmada)',
   'tls-auth': 'TLS and auth',
 };

@@ -1,23 +1,37 @@
-// The join: lease events from the store and slice events from Kubernetes into one actor per pool, and
-// the listed view derived from the actors' snapshots (DESIGN.md "The actors").
+// The join: lease events from every region's store and slice events from Kubernetes into one pool
+// machine per pool, and the listed view derived from their snapshots (docs/design.md "The actors").
+// Each store is followed by a RegionFeed (one, named '', without regions); the join turns what the
+// feeds read into pool events that name their region, and the feeds' statuses into completeness.
 import type { Logger } from 'pino';
 import type { InspectionEvent } from 'xstate';
-import type { PoolMode } from '../../machines/pool.machine.js';
-import { frontendsOf } from '../../machines/pool.machine.js';
-import type { ListedPool, PoolDiscovery, PoolKey, PoolState, Registration } from '../contract/index.js';
+import { frontendsOf, leaseRegions, NO_REGION, type PoolMode } from '../../machines/pool.machine.js';
+import type { ListedPool, PoolDiscovery, PoolKey, PoolState, RegionStatus } from '../contract/index.js';
 import { LISTED_STATES, parsePoolKey } from '../contract/index.js';
 import type { PoolEndpoints, SliceSource } from '../kube/types.js';
-import type { RegistrationStore, StoreSnapshot } from '../store/types.js';
+import type { DueLapse, LeaseEvent, LeaseReader, RegistrationStore, StoreSnapshot } from '../store/types.js';
 import type { BackoffOptions } from '../util/backoff.js';
 import { ListedView, type Completeness } from './listed-view.js';
 import { PoolDirectory, type PoolSnapshot } from './pool-directory.js';
-import { StoreFeed } from './store-feed.js';
+import { RegionFeed, type RegionFeedStatus } from './region-feed.js';
+import { SourceBook, type SourceStatus } from './sources.js';
 import type { WarningKind } from './warnings.js';
+
+export type { SourceStatus } from './sources.js';
+
+/** Regions (docs/contract.md §7): the home store is `JoinOptions.store`; every other region is followed. */
+export interface JoinRegions {
+  home: string;
+  followed: readonly { name: string; store: LeaseReader }[];
+  /** How long a followed region that cannot be read keeps its pools before they are dropped. */
+  holdMs: number;
+}
 
 export interface JoinOptions {
   poolDiscovery: PoolDiscovery;
   leaseMs: number;
+  /** The store this replica writes heartbeats to and sweeps (the home region's, with regions). */
   store: RegistrationStore;
+  regions?: JoinRegions;
   /** The EndpointSlice source, in mcs/karmada modes. */
   slices?: SliceSource;
   logger: Logger;
@@ -27,15 +41,13 @@ export interface JoinOptions {
   clock?: ConstructorParameters<typeof PoolDirectory>[0]['clock'];
   retentionMs?: number;
   sweepIntervalMs?: number;
+  /** How long past its deadline a followed region's lease is read as lapsed there (default 1 s). */
+  dueGraceMs?: number;
   storeBackoff?: BackoffOptions;
   onWarning?: (kind: WarningKind) => void;
+  /** A followed region's hold ran out and its pools were dropped (for metrics). */
+  onRegionDropped?: (region: string) => void;
   inspect?: (event: InspectionEvent) => void;
-}
-
-export interface SourceStatus {
-  name: 'store' | 'kubernetes' | 'warmup';
-  synced: boolean;
-  reason?: string;
 }
 
 const LISTED = new Set<PoolState>(LISTED_STATES);
@@ -44,111 +56,121 @@ export class Join {
   readonly view = new ListedView();
   readonly directory: PoolDirectory;
   readonly mode: PoolMode;
-  private readonly feed: StoreFeed;
-  private readonly sources = new Map<SourceStatus['name'], SourceStatus>();
-  private readonly everSynced = new Set<SourceStatus['name']>();
-  /** The feed's last read of the store failed (not merely: not read yet). */
-  private storeReadFailed = false;
+  private readonly feeds: RegionFeed[];
+  private readonly home: RegionFeed;
+  private readonly sources: SourceBook;
   private warmupTimer: NodeJS.Timeout | undefined;
-  /** The store's epoch as of the last snapshot; a change means the store lost its data. */
-  private storeEpoch: string | undefined;
-  /** While set, a store that lost its data is being refilled by heartbeats: hold pools it lacks. */
-  private storeRefill: NodeJS.Timeout | undefined;
-  /** The refill's lease is over: the next snapshot decides, then the view is complete again. */
-  private refillEnding = false;
   /** Keys the slice source lists, so a relist knows which pools it dropped. */
   private sliceKeys = new Set<PoolKey>();
   private readonly completenessListeners = new Set<(completeness: Completeness) => void>();
 
   constructor(private readonly options: JoinOptions) {
     this.mode = options.poolDiscovery === 'registrations' ? 'registrations' : 'mcs';
+    const withRegions = options.regions !== undefined;
     this.directory = new PoolDirectory({
       mode: this.mode,
       leaseMs: options.leaseMs,
       logger: options.logger,
       frontendServiceSuffix: options.frontendServiceSuffix ?? '-frontend',
       frontendPortName: options.frontendPortName ?? 'http',
-      onSnapshot: (key, snapshot) => this.view.update(key, listedPool(snapshot)),
+      onSnapshot: (key, snapshot) => this.view.update(key, listedPool(snapshot, withRegions)),
       now: options.now,
       clock: options.clock,
       retentionMs: options.retentionMs,
       onWarning: options.onWarning,
       inspect: options.inspect,
     });
-    this.feed = new StoreFeed({
-      store: options.store,
-      logger: options.logger,
-      sink: {
-        snapshot: (snapshot) => this.applyStoreSnapshot(snapshot),
-        event: (event) => {
-          if (event.type === 'upsert') {
-            const { key, registration, deadlineMs } = event.record;
-            this.directory.send(key, { type: 'LEASE_UPSERT', registration, deadlineMs });
-          } else {
-            this.directory.sendIfKnown(event.key, { type: 'LEASE_LAPSED' });
-          }
-        },
-        status: (readable, reason) => {
-          this.storeReadFailed = !readable;
-          this.setSource({ name: 'store', synced: readable, ...(reason ? { reason } : {}) });
-        },
+    this.sources = new SourceBook({
+      onChange: (completeness) => {
+        this.view.setCompleteness(completeness);
+        for (const listener of this.completenessListeners) listener(completeness);
       },
-      sweepIntervalMs: options.sweepIntervalMs,
-      backoff: options.storeBackoff,
+      regions: withRegions ? () => this.regionStatuses().map(regionEntry) : undefined,
     });
-    this.sources.set('store', { name: 'store', synced: false, reason: 'store: not read yet' });
+    const feed = (region: string, store: LeaseReader, home?: RegistrationStore) =>
+      new RegionFeed({
+        region,
+        store,
+        home,
+        holdMs: options.regions?.holdMs,
+        leaseMs: options.leaseMs,
+        logger: region ? options.logger.child({ region }) : options.logger,
+        now: options.now,
+        sweepIntervalMs: options.sweepIntervalMs,
+        dueGraceMs: options.dueGraceMs,
+        backoff: options.storeBackoff,
+        sink: {
+          snapshot: (r, snapshot, holdMissing) => this.applyStoreSnapshot(r, snapshot, holdMissing),
+          event: (r, event) => this.applyStoreEvent(r, event),
+          due: (r, lapses) => this.applyDueLapses(r, lapses),
+          status: (r) => this.updateRegionSource(r),
+          drop: (r) => this.dropRegion(r),
+        },
+      });
+    this.home = feed(options.regions?.home ?? NO_REGION, options.store, options.store);
+    this.feeds = [this.home, ...(options.regions?.followed ?? []).map((r) => feed(r.name, r.store))];
+    this.feeds.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const f of this.feeds) this.sources.add(this.sourceOf(f));
     if (options.slices) {
-      this.sources.set('kubernetes', { name: 'kubernetes', synced: false, reason: 'kubernetes: EndpointSlices not listed yet' });
+      this.sources.add({ name: 'kubernetes', synced: false, reason: 'kubernetes: EndpointSlices not listed yet' });
     }
     if (options.store.forgetsOnRestart) {
       const until = new Date((options.now ?? Date.now)() + options.leaseMs).toISOString();
-      this.sources.set('warmup', {
+      this.sources.add({
         name: 'warmup',
         synced: false,
         reason: `memory store: leases renewed before this replica started may be missing until ${until}`,
       });
     }
-    this.updateCompleteness();
+    this.sources.publish();
   }
 
   start(): void {
     this.directory.start();
-    this.feed.start();
+    for (const f of this.feeds) f.start();
     if (this.sources.has('warmup')) {
-      this.warmupTimer = setTimeout(() => this.setSource({ name: 'warmup', synced: true }), this.options.leaseMs);
+      this.warmupTimer = setTimeout(() => this.sources.set({ name: 'warmup', synced: true }), this.options.leaseMs);
       this.warmupTimer.unref();
     }
     this.options.slices?.start({
       resync: (pools) => this.applySliceResync(pools),
       update: (key, endpoints) => this.applySlices(key, endpoints),
       status: (synced, reason) =>
-        this.setSource({ name: 'kubernetes', synced, ...(reason ? { reason: `kubernetes: ${reason}` } : {}) }),
+        this.sources.set({ name: 'kubernetes', synced, ...(reason ? { reason: `kubernetes: ${reason}` } : {}) }),
     });
   }
 
   async stop(): Promise<void> {
     if (this.warmupTimer) clearTimeout(this.warmupTimer);
-    if (this.storeRefill) clearTimeout(this.storeRefill);
-    await Promise.all([this.feed.stop(), this.options.slices?.stop()]);
+    await Promise.all([...this.feeds.map((f) => f.stop()), this.options.slices?.stop()]);
     this.directory.stop();
   }
 
   /** Every source and whether it is synced, for /healthz, /readyz and metrics. */
   sourceStatuses(): SourceStatus[] {
-    return [...this.sources.values()].map((s) => ({ ...s }));
+    return this.sources.statuses();
+  }
+
+  /** Every region's feed, sorted by name (one, named '', without regions). */
+  regionStatuses(): RegionFeedStatus[] {
+    return this.feeds.map((f) => f.status);
+  }
+
+  /** Whether regions are configured (replies then carry `regions` and `lease_regions`). */
+  get hasRegions(): boolean {
+    return this.options.regions !== undefined;
   }
 
   /** Every source has been read in full at least once (/readyz). */
   get ready(): boolean {
-    return [...this.sources.keys()].every((name) => name === 'warmup' || this.everSynced.has(name));
+    return this.sources.ready;
   }
 
-  /** The store answered the last read (/healthz). */
+  /** The store this replica writes to answered the last read (/healthz). */
   get storeReadable(): { ok: boolean; reason?: string } {
-    const store = this.sources.get('store');
     // A store that has failed every read since start cannot be read either (not only after a first success).
-    if (!store || !this.storeReadFailed) return { ok: true };
-    return { ok: false, reason: store.reason ?? 'store cannot be read' };
+    if (!this.home.failing) return { ok: true };
+    return { ok: false, reason: this.sources.get(this.sourceName(this.home))?.reason ?? 'store cannot be read' };
   }
 
   /**
@@ -162,62 +184,65 @@ export class Join {
     };
   }
 
-  private setSource(status: SourceStatus): void {
-    this.sources.set(status.name, status);
-    if (status.synced) this.everSynced.add(status.name);
-    this.updateCompleteness();
+  private sourceName(feed: RegionFeed): string {
+    return this.options.regions ? `region:${feed.name}` : 'store';
   }
 
-  private updateCompleteness(): void {
-    const reasons = [...this.sources.values()].filter((s) => !s.synced).map((s) => s.reason ?? `${s.name}: not synced`);
-    const completeness = { complete: reasons.length === 0, reasons };
-    this.view.setCompleteness(completeness);
-    for (const listener of this.completenessListeners) listener(completeness);
+  private sourceOf(feed: RegionFeed): SourceStatus {
+    const { reason } = feed.status;
+    const prefix = this.options.regions ? `region ${feed.name}: ` : '';
+    const full = reason === undefined ? undefined : reason === 'not read yet' ? `store: not read yet` : reason;
+    return { name: this.sourceName(feed), synced: feed.complete, ...(full ? { reason: prefix + full } : {}) };
   }
 
-  private applyStoreSnapshot(snapshot: StoreSnapshot): void {
-    const reset = this.storeEpoch !== undefined && snapshot.epoch !== this.storeEpoch;
-    this.storeEpoch = snapshot.epoch;
-    if (reset) this.beginStoreRefill();
-    const live = new Set<PoolKey>();
-    this.view.batch(() => {
-      for (const { key, registration, deadlineMs } of snapshot.records) {
-        live.add(key);
-        this.directory.send(key, { type: 'LEASE_UPSERT', registration, deadlineMs });
-      }
-      // Pools the store no longer holds lapsed meanwhile, unless the store lost its data: then their
-      // PoolRelays are still renewing them and hold them until the refill has had one lease.
-      if (this.storeRefill) return;
-      for (const [key, context] of this.directory.contexts()) {
-        if (context.lease === 'live' && !live.has(key)) this.directory.send(key, { type: 'LEASE_LAPSED' });
-      }
-    });
-    if (this.refillEnding && !this.storeRefill) {
-      this.refillEnding = false;
-      this.setSource({ name: 'warmup', synced: true });
+  private updateRegionSource(region: string): void {
+    const feed = this.feeds.find((f) => f.name === region);
+    if (feed) this.sources.set(this.sourceOf(feed));
+  }
+
+  private applyStoreEvent(region: string, event: LeaseEvent): void {
+    if (event.type === 'upsert') {
+      const { key, registration, deadlineMs, renewedAtMs } = event.record;
+      // An upsert is logged only when the content changed, so its renewal is the content change.
+      this.directory.send(key, { type: 'LEASE_UPSERT', region, registration, deadlineMs, changedAtMs: renewedAtMs });
+    } else {
+      this.directory.sendIfKnown(event.key, { type: 'LEASE_LAPSED', region });
     }
   }
 
-  /**
-   * The store came back without its data (a Redis restarted without persistence, a failover that lost
-   * writes): like a restarted memory store, it is incomplete for one lease while PoolRelays re-register,
-   * and pools missing from it are held, not dropped. Then a fresh snapshot decides.
-   */
-  private beginStoreRefill(): void {
-    if (this.storeRefill) clearTimeout(this.storeRefill);
-    const until = new Date((this.options.now ?? Date.now)() + this.options.leaseMs).toISOString();
-    this.options.logger.warn({ until }, 'the store lost its data (its epoch changed); holding every pool for one lease while PoolRelays re-register');
-    this.setSource({
-      name: 'warmup',
-      synced: false,
-      reason: `store lost its data: leases still being renewed may be missing until ${until}`,
+  private applyStoreSnapshot(region: string, snapshot: StoreSnapshot, holdMissing: boolean): void {
+    const live = new Set<PoolKey>();
+    this.view.batch(() => {
+      for (const { key, registration, deadlineMs, changedAtMs } of snapshot.records) {
+        live.add(key);
+        this.directory.send(key, { type: 'LEASE_UPSERT', region, registration, deadlineMs, changedAtMs });
+      }
+      // Pools the store no longer holds lapsed meanwhile, unless the store lost its data: then their
+      // PoolRelays are still renewing them and hold them until the refill has had one lease.
+      if (holdMissing) return;
+      for (const [key, context] of this.directory.contexts()) {
+        if (context.leases[region] && !live.has(key)) this.directory.send(key, { type: 'LEASE_LAPSED', region });
+      }
     });
-    this.storeRefill = setTimeout(() => {
-      this.storeRefill = undefined;
-      this.refillEnding = true;
-      this.feed.resnapshot();
-    }, this.options.leaseMs);
-    this.storeRefill.unref();
+  }
+
+  /**
+   * Leases of a followed region whose deadline passed on its clock. A lease this replica learned of with a
+   * later deadline than the one read (a pool re-registered since the read) is not lapsed.
+   */
+  private applyDueLapses(region: string, lapses: readonly DueLapse[]): void {
+    for (const { key, atMs } of lapses) {
+      const lease = this.directory.get(key)?.getSnapshot().context.leases[region];
+      if (lease && lease.deadlineMs <= atMs) this.directory.send(key, { type: 'LEASE_LAPSED', region });
+    }
+  }
+
+  /** The hold ran out: a `delete` per pool that no other region holds (not batched: watchers see each). */
+  private dropRegion(region: string): void {
+    const holding: PoolKey[] = [];
+    for (const [key, context] of this.directory.contexts()) if (context.leases[region]) holding.push(key);
+    for (const key of holding) this.directory.send(key, { type: 'REGION_DROPPED', region });
+    this.options.onRegionDropped?.(region);
   }
 
   private applySlices(key: PoolKey, endpoints: PoolEndpoints | null): void {
@@ -243,8 +268,19 @@ export class Join {
   }
 }
 
+/** A region's entry in GET /pools and every `resync` (docs/contract.md §7). */
+function regionEntry(status: RegionFeedStatus): RegionStatus {
+  return {
+    name: status.name,
+    complete: status.readable && status.refillUntilMs === undefined,
+    ...(status.reason !== undefined ? { reason: status.reason } : {}),
+    ...(status.unreachableSinceMs !== undefined ? { unreachable_since: new Date(status.unreachableSinceMs).toISOString() } : {}),
+    dropped: status.dropped,
+  };
+}
+
 /** The pool as GET /pools lists it, or null when its state is not listed. */
-export function listedPool(snapshot: PoolSnapshot): ListedPool | null {
+export function listedPool(snapshot: PoolSnapshot, withRegions = false): ListedPool | null {
   const state = snapshot.value as PoolState;
   const context = snapshot.context;
   if (!LISTED.has(state) || !context.registration) return null;
@@ -261,5 +297,6 @@ export function listedPool(snapshot: PoolSnapshot): ListedPool | null {
     relays: context.mode === 'registrations' ? (registration.relay ? [registration.relay] : []) : context.relays,
     frontends: frontendsOf(context),
     state: state as ListedPool['state'],
+    ...(withRegions ? { lease_regions: leaseRegions(context) } : {}),
   };
 }

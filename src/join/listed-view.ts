@@ -1,14 +1,17 @@
 // The listed view routers read: only `live` and `frontendless` pools, a revision that grows with every
-// change, completeness, and the change stream published to watchers (CONTRACT.md §5).
+// change, completeness (with regions: each region's entry), and the change stream published to
+// watchers (docs/contract.md §5, §7).
 //
 // The list body is serialized once per revision (and model filter) and reused: GET /pools is hot and
-// JSON.stringify of a large list dominates its cost (STACK.md).
-import type { ListedPool, PoolKey, PoolList, WatchEvent } from '../contract/index.js';
+// JSON.stringify of a large list dominates its cost (docs/design.md "Dependencies").
+import type { ListedPool, PoolKey, PoolList, RegionStatus, WatchEvent } from '../contract/index.js';
 
 export interface Completeness {
   complete: boolean;
   /** Why the view may be missing pools, one line per source that is not synced. */
   reasons: string[];
+  /** With regions configured: one entry per region, sorted by name. */
+  regions?: RegionStatus[];
 }
 
 export type ViewListener = (event: WatchEvent) => void;
@@ -91,16 +94,25 @@ export class ListedView {
     }
   }
 
-  /** New completeness; a change publishes a `resync`. */
+  get regions(): readonly RegionStatus[] | undefined {
+    return this.completeness.regions;
+  }
+
+  /**
+   * New completeness. A change of `complete`, or of a region's `complete` or `dropped`, publishes a
+   * `resync`; a change of reasons alone (or of a region's reason) only shows in the next reply.
+   */
   setCompleteness(next: Completeness): void {
+    const before = this.completeness;
     const same =
-      next.complete === this.completeness.complete &&
-      next.reasons.length === this.completeness.reasons.length &&
-      next.reasons.every((r, i) => r === this.completeness.reasons[i]);
+      next.complete === before.complete &&
+      next.reasons.length === before.reasons.length &&
+      next.reasons.every((r, i) => r === before.reasons[i]) &&
+      JSON.stringify(next.regions) === JSON.stringify(before.regions);
     if (same) return;
-    const completeChanged = next.complete !== this.completeness.complete;
-    this.completeness = { complete: next.complete, reasons: [...next.reasons] };
-    if (completeChanged) {
+    this.completeness = { complete: next.complete, reasons: [...next.reasons], ...(next.regions ? { regions: next.regions } : {}) };
+    this.bodyCache.clear();
+    if (next.complete !== before.complete || regionsShape(next.regions) !== regionsShape(before.regions)) {
       this.bump();
       this.publish({ kind: 'resync', data: this.list() });
     }
@@ -113,7 +125,8 @@ export class ListedView {
       const { pool } = this.pools.get(key)!;
       if (model === undefined || pool.model === model) pools.push(pool);
     }
-    return { complete: this.completeness.complete, revision: this.revision, pools };
+    const { complete, regions } = this.completeness;
+    return { complete, revision: this.revision, pools, ...(regions ? { regions } : {}) };
   }
 
   /** The GET /pools body, serialized and encoded once per revision and filter (a 10k-pool list is MBs). */
@@ -154,4 +167,9 @@ export class ListedView {
   private publish(event: WatchEvent): void {
     for (const listener of this.listeners) listener(event);
   }
+}
+
+/** What of the regions' entries a watcher must hear of at once: which are complete, which dropped. */
+function regionsShape(regions: readonly RegionStatus[] | undefined): string {
+  return regions?.map((r) => `${r.name}:${r.complete}:${r.dropped}`).join(',') ?? '';
 }

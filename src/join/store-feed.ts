@@ -1,10 +1,12 @@
-// Follows the store: a full snapshot, then the change log from the snapshot's position, into the pool
+// Follows one store: a full snapshot, then the change log from the snapshot's position, into the pool
 // actors. Re-reads a snapshot when the log no longer reaches back (PositionLostError) and, after any
 // other failure, once a backoff has passed; meanwhile the view stays as it was, marked incomplete
 // (self-preservation: an outage of the store is not an outage of the pools, so nothing lapses locally).
-// Also runs the sweep that lapses due leases on the store's clock.
+// On a timer it also sweeps the store it owns (the home region's: lapses logged on the store's clock)
+// or, for a store it only follows, reads the leases whose deadline passed there (docs/design.md "Scale
+// and regions"), so a region with no replica left to sweep still lapses.
 import type { Logger } from 'pino';
-import type { LeaseEvent, RegistrationStore, StoreSnapshot } from '../store/types.js';
+import type { DueLapse, LeaseEvent, LeaseReader, StoreSnapshot } from '../store/types.js';
 import { PositionLostError } from '../store/types.js';
 import { Backoff, sleep, type BackoffOptions } from '../util/backoff.js';
 
@@ -14,16 +16,27 @@ export interface StoreFeedSink {
   event(event: LeaseEvent): void;
   /** readable: the last snapshot was read and the log is being followed. */
   status(readable: boolean, reason?: string): void;
+  /** Leases of a followed store whose deadline passed on its clock (not called for a swept store). */
+  due?(lapses: DueLapse[]): void;
 }
 
 export interface StoreFeedOptions {
-  store: RegistrationStore;
+  store: LeaseReader;
+  /** Sweep the store (the home region's: only its replicas log lapses there). Without it: read due deadlines. */
+  sweep?: () => Promise<unknown>;
   sink: StoreFeedSink;
   logger: Logger;
-  /** How often this replica sweeps due leases (the contract asks for at least once a second). */
+  /** How often this replica sweeps, or reads due deadlines (the contract asks for at least once a second). */
   sweepIntervalMs?: number;
+  /** A followed store: how long past its deadline (store clock) a lease is read as lapsed; covers clock skew
+   * and replication lag of a read replica, so a renewal still in flight is never taken for a lapse. */
+  dueGraceMs?: number;
   backoff?: BackoffOptions;
+  now?: () => number;
 }
+
+/** How long past its deadline a followed store's lease counts as lapsed (see StoreFeedOptions.dueGraceMs). */
+export const DEFAULT_DUE_GRACE_MS = 1000;
 
 export class StoreFeed {
   private readonly abort = new AbortController();
@@ -34,6 +47,8 @@ export class StoreFeed {
   private round: AbortController | undefined;
   /** The last sweep error, cleared by a successful sweep (for /healthz). */
   lastSweepError: string | undefined;
+  /** When (this replica's clock, ms) the store last answered a read: a snapshot, a log read, a due read. */
+  lastReadAtMs: number | undefined;
 
   constructor(private readonly options: StoreFeedOptions) {
     this.backoff = new Backoff(options.backoff);
@@ -52,15 +67,28 @@ export class StoreFeed {
     await this.loop;
   }
 
+  private noteRead(): void {
+    this.lastReadAtMs = (this.options.now ?? Date.now)();
+  }
+
   private async sweepOnce(): Promise<void> {
     if (this.sweeping || this.abort.signal.aborted) return;
     this.sweeping = true;
     try {
-      await this.options.store.sweep();
+      const { sweep, sink, store } = this.options;
+      if (sweep) {
+        await sweep();
+      } else {
+        const due = await store.dueLapses(this.options.dueGraceMs ?? DEFAULT_DUE_GRACE_MS);
+        this.noteRead();
+        if (due.length > 0) sink.due?.(due);
+      }
       this.lastSweepError = undefined;
     } catch (error) {
       const reason = errorMessage(error);
-      if (this.lastSweepError === undefined) this.options.logger.warn({ err: reason }, 'sweep of due leases failed');
+      if (this.lastSweepError === undefined) {
+        this.options.logger.warn({ err: reason }, this.options.sweep ? 'sweep of due leases failed' : 'read of due leases failed');
+      }
       this.lastSweepError = reason;
     } finally {
       this.sweeping = false;
@@ -86,6 +114,7 @@ export class StoreFeed {
         const snapshot = await store.snapshot();
         if (signal.aborted) return;
         const read = performance.now();
+        this.noteRead();
         sink.snapshot(snapshot);
         sink.status(true);
         logger.info(
@@ -93,7 +122,10 @@ export class StoreFeed {
           'store snapshot applied',
         );
         this.backoff.reset();
-        for await (const event of store.watch(snapshot.position, round.signal)) sink.event(event);
+        for await (const event of store.watch(snapshot.position, round.signal)) {
+          this.noteRead();
+          sink.event(event);
+        }
       } catch (error) {
         if (signal.aborted) return;
         if (error instanceof PositionLostError) {

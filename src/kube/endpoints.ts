@@ -1,4 +1,4 @@
-// A pool's addresses from its current slices (CONTRACT.md §2, §4): Ready PoolRelay endpoints and
+// A pool's addresses from its current slices (docs/contract.md §2, §4): Ready PoolRelay endpoints and
 // Ready frontend URLs, each frontend pod once. Pure.
 import type { PoolEndpoints } from './types.js';
 import type { SliceRole } from './naming.js';

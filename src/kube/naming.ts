@@ -1,6 +1,6 @@
-// Which pool an imported EndpointSlice belongs to: the mcs and karmada naming rules of CONTRACT.md §2,
-// as fixtures/README.md §4 derives them from each implementation's source. Pure: the caller logs the
-// warnings, once per slice.
+// Which pool an imported EndpointSlice belongs to: the mcs and karmada naming rules of docs/contract.md §2,
+// as test/kube/fixtures/README.md §4 derives them from each implementation's source. Pure: the caller logs
+// the warnings, once per slice.
 import { poolKey, type PoolKey } from '../contract/index.js';
 import { annotation, label, type EndpointSlice } from './slice.js';
 

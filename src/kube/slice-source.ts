@@ -1,8 +1,9 @@
-// The EndpointSlice list/watch loop behind the SliceSource (DESIGN.md; STYLE.md "Own the watch loop").
+// The EndpointSlice list/watch loop behind the SliceSource (docs/design.md "Watch loops").
 // List, remember the list's resourceVersion, watch from it with bookmarks. A 410 (HTTP or in-stream) or an
 // unparsable line relists, and the relist replaces the whole view through `resync` (what vanished leaves
 // without a per-pool update). Any other failure re-watches from the last resourceVersion after a capped,
-// jittered backoff; the stock informer of @kubernetes/client-node 1.4.0 would stop for good instead.
+// jittered backoff; the stock informer of @kubernetes/client-node 1.4.0 would stop for good instead. What each
+// step comes to (relist, re-watch, back off, and with what reason) is decided in watch-outcome.ts.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Backoff, sleep as realSleep, type BackoffOptions } from '../util/backoff.js';
@@ -10,7 +11,16 @@ import type { NamingOptions } from './naming.js';
 import { asError, SliceApi, type WatchEnd } from './slice-api.js';
 import { PoolSliceView, type PoolUpdate } from './slice-view.js';
 import type { SliceSource, SliceSourceListener } from './types.js';
-import { parseWatchLine, type WatchLine } from './watch-event.js';
+import { parseWatchLine } from './watch-event.js';
+import {
+  classifyWatch,
+  listFailureReason,
+  watchRecovered,
+  type WatchOutcome,
+  type WatchProblem,
+} from './watch-outcome.js';
+
+export { MIN_QUIET_WATCH_MS } from './watch-outcome.js';
 
 export interface SliceSourceBackoff extends BackoffOptions {
   /** The wait between attempts (injectable so tests need not sleep); must end early when `signal` aborts. */
@@ -62,18 +72,7 @@ export function createSliceSource(options: SliceSourceOptions): KubeSliceSource 
   return new EndpointSliceLoop(options);
 }
 
-/**
- * A clean end of a watch this short, that delivered nothing, is a failure: re-watching at once would spin.
- * A watch that stayed up this long has recovered: its failure starts the backoff over.
- */
-export const MIN_QUIET_WATCH_MS = 1_000;
-
-/** What one watch request leads to: where to watch from next (undefined: relist) and whether to back off. */
-interface WatchOutcome {
-  resume: string | undefined;
-  /** Why the source must wait before trying again; undefined: go on at once. */
-  retryReason?: string;
-}
+const DEFAULT_REWATCH_GRACE_MS = 250;
 
 class EndpointSliceLoop implements SliceSource {
   readonly stats: SliceSourceStats = {
@@ -126,6 +125,10 @@ class EndpointSliceLoop implements SliceSource {
     await this.running;
   }
 
+  private get rewatchGraceMs(): number {
+    return this.options.rewatchGraceMs ?? DEFAULT_REWATCH_GRACE_MS;
+  }
+
   private get signal(): AbortSignal {
     return this.abort.signal;
   }
@@ -159,7 +162,7 @@ class EndpointSliceLoop implements SliceSource {
     } catch (error) {
       if (this.signal.aborted) return {};
       this.stats.failures += 1;
-      const reason = `listing EndpointSlices failed: ${describe(error)}`;
+      const reason = listFailureReason(error);
       this.logger.warn({ err: asError(error), path: this.api.path }, reason);
       return { retryReason: reason };
     }
@@ -183,7 +186,7 @@ class EndpointSliceLoop implements SliceSource {
   private async watch(from: string, context: { afterList: boolean }): Promise<WatchOutcome> {
     let resume = from;
     let delivered = false;
-    let problem: Exclude<WatchLine, { kind: 'event' } | { kind: 'bookmark' }> | undefined;
+    let problem: WatchProblem | undefined;
     let graceTimer: NodeJS.Timeout | undefined;
     let openedAt: number | undefined;
     const startedAt = Date.now();
@@ -206,7 +209,7 @@ class EndpointSliceLoop implements SliceSource {
         this.stats.watches += 1;
         openedAt = Date.now();
         if (context.afterList) this.report(true);
-        else graceTimer = setTimeout(() => this.report(true), this.options.rewatchGraceMs ?? 250);
+        else graceTimer = setTimeout(() => this.report(true), this.rewatchGraceMs);
       },
       onLine: (line) => {
         const parsed = parseWatchLine(line);
@@ -232,46 +235,37 @@ class EndpointSliceLoop implements SliceSource {
       },
     }).catch((error: unknown): WatchEnd => ({ kind: 'failed', error: asError(error) }));
     clearTimeout(graceTimer);
-    // A watch reported synced that stayed up past the quiet minimum has recovered even if nothing changed
-    // (a quiet namespace delivers no event): its failure starts the backoff over, as it does once synced.
-    // A server that closes sooner is flapping, and keeps backing off.
-    const upMs = openedAt === undefined ? 0 : Date.now() - openedAt;
-    if (upMs >= Math.max(MIN_QUIET_WATCH_MS, this.options.rewatchGraceMs ?? 250)) this.backoff.reset();
-    return this.outcome(end, problem, { resume, delivered, elapsedMs: Date.now() - startedAt });
+    if (watchRecovered(openedAt === undefined ? undefined : Date.now() - openedAt, this.rewatchGraceMs)) {
+      this.backoff.reset();
+    }
+    const outcome = classifyWatch(end, problem, { resume, delivered, elapsedMs: Date.now() - startedAt });
+    this.record(outcome, resume);
+    return outcome;
   }
 
-  private outcome(
-    end: WatchEnd,
-    problem: Exclude<WatchLine, { kind: 'event' } | { kind: 'bookmark' }> | undefined,
-    watch: { resume: string; delivered: boolean; elapsedMs: number },
-  ): WatchOutcome {
-    if (end.kind === 'aborted') return { resume: watch.resume };
-    const expired =
-      (problem?.kind === 'error' && problem.code === 410) || (end.kind === 'status' && end.status === 410);
-    if (expired) {
-      this.stats.expired += 1;
-      this.logger.info({ resource_version: watch.resume }, 'EndpointSlice watch expired (410): relisting');
-      return { resume: undefined, retryReason: `watch from resourceVersion ${watch.resume} expired (410); relisting` };
+  /**
+   * Counts and logs what a watch from `resourceVersion` (its last) came to; an unparsable line was counted
+   * and logged as it arrived.
+   */
+  private record(outcome: WatchOutcome, resourceVersion: string): void {
+    const fields = { resource_version: resourceVersion };
+    switch (outcome.kind) {
+      case 'expired':
+        this.stats.expired += 1;
+        this.logger.info(fields, 'EndpointSlice watch expired (410): relisting');
+        return;
+      case 'failed':
+      case 'ended_early':
+        this.stats.failures += 1;
+        this.logger.warn(fields, outcome.retryReason);
+        return;
+      case 'ended':
+        this.logger.debug(fields, 'EndpointSlice watch ended; watching again');
+        return;
+      case 'aborted':
+      case 'unparsable':
+        return;
     }
-    if (problem?.kind === 'unparsable') {
-      return { resume: undefined, retryReason: `unparsable watch line (${problem.why}); relisting` };
-    }
-    const failure = describeWatchFailure(end, problem);
-    if (failure !== undefined) {
-      this.stats.failures += 1;
-      this.logger.warn({ resource_version: watch.resume }, failure);
-      return { resume: watch.resume, retryReason: failure };
-    }
-    // A clean end: the server's timeoutSeconds, or an API server restart. Resuming from the last
-    // resourceVersion loses nothing, so the view stays complete and the watch starts again at once.
-    if (watch.delivered || watch.elapsedMs >= MIN_QUIET_WATCH_MS) {
-      this.logger.debug({ resource_version: watch.resume }, 'EndpointSlice watch ended; watching again');
-      return { resume: watch.resume };
-    }
-    this.stats.failures += 1;
-    const reason = 'watch ended at once without an event';
-    this.logger.warn({ resource_version: watch.resume }, reason);
-    return { resume: watch.resume, retryReason: reason };
   }
 
   private notifyUpdates(updates: readonly PoolUpdate[]): void {
@@ -298,25 +292,6 @@ class EndpointSliceLoop implements SliceSource {
   }
 }
 
-/** Why a watch failed, or undefined when it ended cleanly. */
-function describeWatchFailure(
-  end: Exclude<WatchEnd, { kind: 'aborted' }>,
-  problem: Extract<WatchLine, { kind: 'error' }> | undefined,
-): string | undefined {
-  if (problem) {
-    return `watch error ${problem.code ?? '?'} ${problem.reason ?? ''}: ${problem.message ?? ''}`.trim();
-  }
-  if (end.kind === 'status') return `watch refused with HTTP ${end.status}: ${end.body.slice(0, 200)}`.trim();
-  if (end.kind === 'failed') return `watch failed: ${end.error.message}`;
-  return undefined;
-}
-
 function randomWatchTimeout(): number {
   return 300 + Math.floor(Math.random() * 300);
-}
-
-function describe(error: unknown): string {
-  const code = (error as { code?: unknown }).code;
-  const message = asError(error).message.split('\n')[0] ?? '';
-  return typeof code === 'number' ? `HTTP ${code}: ${message.slice(0, 200)}` : message.slice(0, 200);
 }

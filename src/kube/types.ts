@@ -1,5 +1,5 @@
 // What the Kubernetes side tells the join: per pool key, the Ready PoolRelay addresses and frontend URLs
-// that Multi-Cluster Services imports (CONTRACT.md §2, §4).
+// that Multi-Cluster Services imports (docs/contract.md §2, §4).
 import type { PoolKey } from '../contract/index.js';
 
 export interface PoolEndpoints {

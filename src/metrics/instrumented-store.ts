@@ -39,6 +39,7 @@ export function instrumentStore(options: InstrumentedStoreOptions): Registration
     snapshot: () => timed('snapshot', () => store.snapshot()),
     watch: (position, signal) => store.watch(position, signal),
     sweep: () => timed('sweep', () => store.sweep()),
+    dueLapses: (graceMs) => timed('due', () => store.dueLapses(graceMs)),
     close: () => store.close(),
   };
 }

@@ -1,4 +1,4 @@
-// GET /metrics: the service's Prometheus metrics (CONTRACT.md §5), in a Registry of its own (no
+// GET /metrics: the service's Prometheus metrics (docs/contract.md §5, docs/operations.md "Metrics"), in a Registry of its own (no
 // prom-client global), so several services can run in one process (tests) without sharing counters.
 // Counters are moved by hooks the service calls; gauges are read from the join when scraped.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -24,6 +24,7 @@ export class ServiceMetrics {
   private readonly lapses: Counter;
   private readonly warnings: Counter<'kind'>;
   private readonly storeSeconds: Histogram<'command' | 'outcome'>;
+  private readonly regionDrops: Counter<'region'>;
 
   constructor(options: ServiceMetricsOptions = {}) {
     const registers = [this.registry];
@@ -85,13 +86,49 @@ export class ServiceMetrics {
         for (const source of metrics.join?.sourceStatuses() ?? []) this.set({ source: source.name }, source.synced ? 1 : 0);
       },
     });
+    // Regions (docs/contract.md §7): not exported without them (the one store is `poolscope_source_synced{source="store"}`).
+    const regions = () => (metrics.join?.hasRegions ? metrics.join.regionStatuses() : []);
+    new Gauge({
+      name: 'poolscope_region_synced',
+      help: 'Whether each region is read in full and followed (1) or not (0): unreachable, held, dropped or refilling.',
+      labelNames: ['region'],
+      registers,
+      collect() {
+        this.reset();
+        for (const r of regions()) this.set({ region: r.name }, r.readable && r.refillUntilMs === undefined ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'poolscope_region_read_age_seconds',
+      help: "Seconds since each region's store last answered a read (a snapshot, its change log, its due deadlines).",
+      labelNames: ['region'],
+      registers,
+      collect() {
+        this.reset();
+        const now = Date.now();
+        for (const r of regions()) {
+          if (r.lastReadAtMs !== undefined) this.set({ region: r.name }, Math.max(0, now - r.lastReadAtMs) / 1000);
+        }
+      },
+    });
+    this.regionDrops = new Counter({
+      name: 'poolscope_region_dropped_total',
+      help: "Times a region could not be read for longer than --region-hold-secs and its pools were dropped.",
+      labelNames: ['region'],
+      registers,
+    });
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
 
-  /** Read pools, subscribers and sources from this join when scraped. */
+  /** Read pools, subscribers, sources and regions from this join when scraped. */
   observe(join: Join): void {
     this.join = join;
+    for (const r of join.hasRegions ? join.regionStatuses() : []) this.regionDrops.inc({ region: r.name }, 0);
   }
+
+  readonly countRegionDrop = (region: string): void => {
+    this.regionDrops.inc({ region });
+  };
 
   readonly countHeartbeat = (outcome: HeartbeatOutcome): void => {
     this.heartbeats.inc({ outcome });

@@ -14,8 +14,8 @@ export interface AssembleOptions {
   store: RegistrationStore;
   slices?: SliceSource;
   logger: Logger;
-  /** Everything the join takes besides what is assembled here. */
-  join: Omit<JoinOptions, 'store' | 'slices' | 'logger' | 'onWarning' | 'inspect'>;
+  /** Everything the join takes besides what is assembled here (the followed regions' stores included). */
+  join: Omit<JoinOptions, 'store' | 'slices' | 'logger' | 'onWarning' | 'inspect' | 'onRegionDropped'>;
   heartbeatIntervalMs: number;
   authTokens?: readonly string[];
   /** SSE keep-alive period (default 15 s). */
@@ -72,7 +72,7 @@ export function assembleService(options: AssembleOptions): AssembledService {
       shutdown.abort();
       await join.stop();
       observability.stop();
-      await store.close();
+      await Promise.all([store.close(), ...(options.join.regions?.followed ?? []).map((r) => r.store.close())]);
     },
   };
 }

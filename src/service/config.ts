@@ -24,6 +24,20 @@ export interface ServeConfig {
   tlsCertPath: string | undefined;
   tlsKeyPath: string | undefined;
   authTokenFile: string | undefined;
+  /** The home region of `--region` (docs/contract.md §7); undefined without regions. */
+  region: string | undefined;
+  /** Every region of `--regions-file`, sorted by name; empty without regions. */
+  regions: RegionConfig[];
+  /** `--region-hold-secs` in ms, 4 × the lease unless given; undefined without regions. */
+  regionHoldMs: number | undefined;
+}
+
+/** One region of the regions file (docs/contract.md §7), its defaults filled in. */
+export interface RegionConfig {
+  name: string;
+  redisUrl: string;
+  prefix: string;
+  commandTimeoutMs: number;
 }
 
 export const DEFAULT_CONFIG: ServeConfig = {
@@ -42,4 +56,7 @@ export const DEFAULT_CONFIG: ServeConfig = {
   tlsCertPath: undefined,
   tlsKeyPath: undefined,
   authTokenFile: undefined,
+  region: undefined,
+  regions: [],
+  regionHoldMs: undefined,
 };

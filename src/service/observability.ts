@@ -44,8 +44,8 @@ export class Observability {
   }
 
   /** Options for the Join: warnings counted, every pool actor inspected. */
-  get joinHooks(): Pick<JoinOptions, 'onWarning' | 'inspect'> {
-    return { onWarning: this.metrics.countWarning, inspect: this.inspector.inspect };
+  get joinHooks(): Pick<JoinOptions, 'onWarning' | 'inspect' | 'onRegionDropped'> {
+    return { onWarning: this.metrics.countWarning, inspect: this.inspector.inspect, onRegionDropped: this.metrics.countRegionDrop };
   }
 
   attach(join: Join): DebugFeed {

@@ -9,7 +9,7 @@ import type { Join } from '../join/join.js';
 import { assembleService } from './assemble.js';
 import type { ServeConfig } from './config.js';
 import { Observability } from './observability.js';
-import { createSliceSourceFor, createStoreFor } from './sources.js';
+import { createFollowedRegionsFor, createSliceSourceFor, createStoreFor } from './sources.js';
 
 export interface ServeHandle {
   server: RunningServer;
@@ -30,6 +30,7 @@ export async function startServe(config: ServeConfig, logger: Logger): Promise<S
     logger,
     observability,
     join: {
+      regions: createFollowedRegionsFor(config, logger),
       poolDiscovery: config.poolDiscovery,
       leaseMs: config.leaseMs,
       frontendServiceSuffix: config.frontendServiceSuffix,
@@ -57,6 +58,7 @@ export async function startServe(config: ServeConfig, logger: Logger): Promise<S
       listen: server.url,
       pool_discovery: config.poolDiscovery,
       registration_storage: config.registrationStorage,
+      ...(config.region !== undefined ? { region: config.region, regions: config.regions.map((r) => r.name) } : {}),
       lease_ms: config.leaseMs,
       heartbeat_interval_ms: config.heartbeatIntervalMs,
     },

@@ -3,10 +3,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { StoreFeed } from '../../src/join/store-feed.js';
 import { createMemoryStore } from '../../src/store/memory.js';
-import { PositionLostError, StoreUnavailableError, type LeaseEvent, type StoreSnapshot } from '../../src/store/types.js';
+import { PositionLostError, StoreUnavailableError, type DueLapse, type LeaseEvent, type StoreSnapshot } from '../../src/store/types.js';
 import type { BackoffOptions } from '../../src/util/backoff.js';
-import { registration } from '../machines/pool-events.js';
-import { DelegatingStore, capturingLogger, eventually } from './support.js';
+import { captureLogs } from '../support/logs.js';
+import { registration } from '../support/registration.js';
+import { eventually } from '../support/wait.js';
+import { DelegatingStore } from './support.js';
 
 const feeds: StoreFeed[] = [];
 const stores: DelegatingStore[] = [];
@@ -15,15 +17,19 @@ afterEach(async () => {
   for (const store of stores.splice(0)) await store.close();
 });
 
-function startFeed(options: { leaseMs?: number; backoff?: BackoffOptions; sweepIntervalMs?: number } = {}) {
+function startFeed(options: { leaseMs?: number; backoff?: BackoffOptions; sweepIntervalMs?: number; follower?: boolean } = {}) {
   const store = new DelegatingStore(createMemoryStore({ leaseMs: options.leaseMs ?? 60_000 }));
   stores.push(store);
-  const { logger, lines } = capturingLogger('info');
+  const { logger, lines } = captureLogs('info');
   const snapshots: StoreSnapshot[] = [];
   const events: LeaseEvent[] = [];
   const statuses: Array<{ readable: boolean; reason?: string }> = [];
+  const due: DueLapse[][] = [];
   const feed = new StoreFeed({
     store,
+    // The home region's feed sweeps its store; a followed region's feed reads due deadlines instead.
+    sweep: options.follower ? undefined : () => store.sweep(),
+    dueGraceMs: 0,
     logger,
     backoff: options.backoff ?? { initialMs: 10, maxMs: 40 },
     sweepIntervalMs: options.sweepIntervalMs ?? 10_000,
@@ -31,11 +37,12 @@ function startFeed(options: { leaseMs?: number; backoff?: BackoffOptions; sweepI
       snapshot: (snapshot) => snapshots.push(snapshot),
       event: (event) => events.push(event),
       status: (readable, reason) => statuses.push(reason === undefined ? { readable } : { readable, reason }),
+      due: (lapses) => due.push(lapses),
     },
   });
   feeds.push(feed);
   const retries = () => lines.filter((l) => 'retry_in_ms' in l).map((l) => l.retry_in_ms as number);
-  return { feed, store, lines, snapshots, events, statuses, retries };
+  return { feed, store, lines, snapshots, events, statuses, retries, due };
 }
 
 const unavailable = () => new StoreUnavailableError('command timed out after 1000 ms');
@@ -58,8 +65,21 @@ describe('StoreFeed', () => {
     const { feed, store, events } = startFeed({ leaseMs: 100, sweepIntervalMs: 10 });
     feed.start();
     await store.heartbeat(registration({ name: 'short' }));
-    await eventually(() => expect(events.map((e) => e.type)).toEqual(['upsert', 'lapse']), 1100);
+    await eventually(() => expect(events.map((e) => e.type)).toEqual(['upsert', 'lapse']), { timeoutMs: 1100 });
     expect(events[1]).toMatchObject({ type: 'lapse', key: 'us-east-1/llm/short' });
+  });
+
+  it('following a store it does not sweep: reports leases past their deadline there, and logs nothing', async () => {
+    const { feed, store, events, due } = startFeed({ leaseMs: 100, sweepIntervalMs: 10, follower: true });
+    feed.start();
+    await store.heartbeat(registration({ name: 'short' }));
+    await eventually(() => expect(due.flat().map((d) => d.key)).toContain('us-east-1/llm/short'), { timeoutMs: 1100 });
+    // Reported at the lease's own deadline, on the store's clock.
+    const upsert = events[0];
+    expect(due.flat()[0]!.atMs).toBe(upsert?.type === 'upsert' ? upsert.record.deadlineMs : NaN);
+    // Nobody swept: the log holds the upsert only, and the feed's last read is recent.
+    expect(events.map((e) => e.type)).toEqual(['upsert']);
+    expect(feed.lastReadAtMs).toBeGreaterThan(Date.now() - 1000);
   });
 
   it('while the store cannot be read: status false with the reason, growing delays, then readable again', async () => {
@@ -102,7 +122,7 @@ describe('StoreFeed', () => {
     const { feed, store, statuses, snapshots, events, lines } = startFeed({ backoff: { initialMs: 60_000 } });
     store.failWatches = [new PositionLostError('42')];
     feed.start();
-    await eventually(() => expect(snapshots).toHaveLength(2), 1000);
+    await eventually(() => expect(snapshots).toHaveLength(2), { timeoutMs: 1000 });
     expect(statuses).toEqual([{ readable: true }, { readable: true }]);
     expect(lines.some((l) => l.level === 30 && l.position === '42')).toBe(true);
 

@@ -1,0 +1,187 @@
+// The join across regions (docs/contract.md §7), over real memory stores, one per region: the union of
+// every region's leases, one answer for a key held in two regions, a followed region held and then
+// dropped while it cannot be read (other regions untouched), its return, lapses of a region nobody
+// sweeps, and a home region that is never dropped.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { PoolList, WatchEvent } from '../../src/contract/index.js';
+import { Join } from '../../src/join/join.js';
+import { createMemoryStore } from '../../src/store/memory.js';
+import { StoreUnavailableError } from '../../src/store/types.js';
+import { silentLogger } from '../support/logs.js';
+import { registration } from '../support/registration.js';
+import { eventually, throughout, waitFor } from '../support/wait.js';
+import { DelegatingStore } from './support.js';
+
+const LEASE_MS = 400;
+const HOLD_MS = 300;
+const running: Array<{ join: Join; stores: DelegatingStore[] }> = [];
+afterEach(async () => {
+  for (const { join, stores } of running.splice(0)) {
+    await join.stop();
+    for (const store of stores) await store.close();
+  }
+});
+
+/** Regions r1 (home) and r2 (followed); leases long enough not to lapse unless a test wants them to. */
+function startRegions(options: { leaseMs?: number } = {}) {
+  const leaseMs = options.leaseMs ?? 60_000;
+  const r1 = new DelegatingStore(createMemoryStore({ leaseMs }), { forgetsOnRestart: false });
+  const r2 = new DelegatingStore(createMemoryStore({ leaseMs }), { forgetsOnRestart: false });
+  const join = new Join({
+    poolDiscovery: 'registrations',
+    leaseMs,
+    store: r1,
+    regions: { home: 'r1', followed: [{ name: 'r2', store: r2 }], holdMs: HOLD_MS },
+    logger: silentLogger(),
+    sweepIntervalMs: 20,
+    dueGraceMs: 20,
+    storeBackoff: { initialMs: 20, maxMs: 40 },
+  });
+  running.push({ join, stores: [r1, r2] });
+  const events: WatchEvent[] = [];
+  join.view.subscribe((event) => events.push(structuredClone(event)));
+  join.start();
+  return { join, r1, r2, events };
+}
+
+const A = registration({ cluster_id: 'c1', namespace: 'llm', name: 'pool-a' });
+const B = registration({ cluster_id: 'c2', namespace: 'llm', name: 'pool-b' });
+const SHARED = registration({ cluster_id: 'c3', namespace: 'llm', name: 'shared' });
+const list = (join: Join): PoolList => join.view.list();
+const leaseRegionsOf = (join: Join) => Object.fromEntries(list(join).pools.map((p) => [p.name, p.lease_regions]));
+const region = (join: Join, name: string) => list(join).regions?.find((r) => r.name === name);
+
+/** Make r2 unreadable: its running watch breaks and every read fails until `heal()`. */
+function cut(store: DelegatingStore) {
+  const error = new StoreUnavailableError('redis store: connection held');
+  store.failSnapshots.push(...Array.from({ length: 1000 }, () => error));
+  store.failDue.push(...Array.from({ length: 1000 }, () => error));
+  store.breakWatches(error);
+  return {
+    heal() {
+      store.failSnapshots.length = 0;
+      store.failDue.length = 0;
+    },
+  };
+}
+
+describe('Join across regions', () => {
+  it('lists the union of every region, each pool with its lease regions, and every region entry', async () => {
+    const { join, r1, r2 } = startRegions();
+    await r1.heartbeat(A);
+    await r2.heartbeat(B);
+    await eventually(() => expect(leaseRegionsOf(join)).toEqual({ 'pool-a': ['r1'], 'pool-b': ['r2'] }));
+    await eventually(() => expect(list(join).complete).toBe(true));
+    expect(list(join).regions).toEqual([
+      { name: 'r1', complete: true, dropped: false },
+      { name: 'r2', complete: true, dropped: false },
+    ]);
+    expect(join.sourceStatuses().map((s) => s.name).sort()).toEqual(['region:r1', 'region:r2']);
+  });
+
+  it('lists a key held in two regions once, with the registration whose content changed last', async () => {
+    const { join, r1, r2 } = startRegions();
+    const first = await r1.heartbeat({ ...SHARED, model: 'older' });
+    expect(first.changed).toBe(true);
+    // A later content change in r2 (the memory stores share this process's clock).
+    const changedInR1 = (await r1.snapshot()).records[0]!.changedAtMs;
+    await waitFor(() => performance.timeOrigin + performance.now() > changedInR1 + 1);
+    await r2.heartbeat({ ...SHARED, model: 'newer' });
+    await eventually(() => expect(list(join).pools).toMatchObject([{ name: 'shared', model: 'newer', lease_regions: ['r1', 'r2'] }]));
+    // A plain renewal in r1 (same content) changes nothing: the content change time decides, not the renewal.
+    await r1.heartbeat({ ...SHARED, model: 'older' });
+    await r1.sweep();
+    expect(list(join).pools).toMatchObject([{ model: 'newer' }]);
+  });
+
+  it('holds a followed region that cannot be read, then drops its pools with a delete each; other regions untouched', async () => {
+    const { join, r1, r2, events } = startRegions();
+    await r1.heartbeat(A);
+    await r2.heartbeat(B);
+    await r2.heartbeat(SHARED);
+    await r1.heartbeat(SHARED);
+    await eventually(() => expect(list(join).pools.map((p) => p.name)).toEqual(['pool-a', 'pool-b', 'shared']));
+    await eventually(() => expect(list(join).complete).toBe(true));
+    events.length = 0;
+
+    const cutAt = Date.now();
+    const link = cut(r2);
+    await eventually(() => expect(region(join, 'r2')).toMatchObject({ complete: false, dropped: false }));
+    expect(list(join).complete).toBe(false);
+    expect(Date.parse(region(join, 'r2')!.unreachable_since!)).toBeGreaterThanOrEqual(cutAt - 5);
+    expect(region(join, 'r2')!.reason).toMatch(/connection held/);
+    // Held: nothing left the list yet, and the home region's entry is complete.
+    expect(list(join).pools.map((p) => p.name)).toEqual(['pool-a', 'pool-b', 'shared']);
+    expect(region(join, 'r1')).toEqual({ name: 'r1', complete: true, dropped: false });
+
+    await eventually(() => expect(region(join, 'r2')?.dropped).toBe(true), { timeoutMs: HOLD_MS + 2000 });
+    expect(Date.now() - cutAt).toBeGreaterThanOrEqual(HOLD_MS - 2);
+    expect(list(join).pools.map((p) => p.name)).toEqual(['pool-a', 'shared']);
+    expect(leaseRegionsOf(join)).toEqual({ 'pool-a': ['r1'], shared: ['r1'] });
+    const deletes = events.filter((e) => e.kind === 'delete').map((e) => (e.kind === 'delete' ? e.data.pool.name : ''));
+    expect(deletes).toEqual(['pool-b']);
+    // The shared pool stays, now held by r1 only; pool-a never changed.
+    expect(events.filter((e) => e.kind === 'upsert').map((e) => (e.kind === 'upsert' ? e.data.pool.name : ''))).toEqual(['shared']);
+    // The drop reaches watchers in a resync carrying the region's entry.
+    const resync = events.filter((e) => e.kind === 'resync').at(-1);
+    expect(resync?.kind === 'resync' && resync.data.regions?.find((r) => r.name === 'r2')?.dropped).toBe(true);
+
+    link.heal();
+    await eventually(() => expect(region(join, 'r2')).toEqual({ name: 'r2', complete: true, dropped: false }), { timeoutMs: 3000 });
+    expect(list(join).pools.map((p) => p.name)).toEqual(['pool-a', 'pool-b', 'shared']);
+    expect(leaseRegionsOf(join)).toEqual({ 'pool-a': ['r1'], 'pool-b': ['r2'], shared: ['r1', 'r2'] });
+    expect(list(join).complete).toBe(true);
+  });
+
+  it('keeps a region read again before the hold ends, with nothing deleted', async () => {
+    const { join, r2, events } = startRegions();
+    await r2.heartbeat(B);
+    await eventually(() => expect(list(join).complete).toBe(true));
+    const link = cut(r2);
+    await eventually(() => expect(region(join, 'r2')?.complete).toBe(false));
+    link.heal();
+    await eventually(() => expect(region(join, 'r2')?.complete).toBe(true));
+    expect(region(join, 'r2')?.dropped).toBe(false);
+    expect(events.some((e) => e.kind === 'delete')).toBe(false);
+    expect(list(join).pools.map((p) => p.name)).toEqual(['pool-b']);
+  });
+
+  it('lapses the pools of a followed region that nobody sweeps, from its due deadlines', async () => {
+    const leaseMs = 200;
+    const { join, r2 } = startRegions({ leaseMs });
+    await r2.heartbeat(B);
+    await eventually(() => expect(list(join).pools.map((p) => p.name)).toEqual(['pool-b']));
+    const start = Date.now();
+    // No replica of r2 sweeps (the join only reads r2); the lease still leaves within lease + 2 s.
+    await eventually(() => expect(list(join).pools).toEqual([]), { timeoutMs: leaseMs + 2000 });
+    expect(Date.now() - start).toBeGreaterThanOrEqual(leaseMs - 50);
+    expect(join.directory.get('c2/llm/pool-b')?.getSnapshot().context.lease).toBe('lapsed');
+  });
+
+  it('does not lapse a lease that was renewed after its due deadline was read', async () => {
+    const { join, r2 } = startRegions();
+    await r2.heartbeat(B);
+    await eventually(() => expect(list(join).pools).toHaveLength(1));
+    const lease = join.directory.get('c2/llm/pool-b')!.getSnapshot().context.leases.r2!;
+    // A due read that predates the lease this replica knows: stale, so ignored.
+    (join as unknown as { applyDueLapses(region: string, lapses: { key: string; atMs: number }[]): void }).applyDueLapses('r2', [
+      { key: 'c2/llm/pool-b', atMs: lease.deadlineMs - 1 },
+    ]);
+    expect(list(join).pools).toHaveLength(1);
+  });
+
+  it('never drops the home region: its pools are held while it cannot be read', async () => {
+    const { join, r1 } = startRegions();
+    await r1.heartbeat(A);
+    await eventually(() => expect(list(join).complete).toBe(true));
+    cut(r1);
+    await eventually(() => expect(region(join, 'r1')?.complete).toBe(false));
+    expect(join.storeReadable.ok).toBe(false);
+    expect(join.storeReadable.reason).toMatch(/^region r1: /);
+    // Throughout twice the hold: still listed, never dropped.
+    await throughout(HOLD_MS * 2, 25, () => {
+      expect(region(join, 'r1')?.dropped).toBe(false);
+      expect(list(join).pools.map((p) => p.name)).toEqual(['pool-a']);
+    });
+  });
+});
