@@ -1,22 +1,12 @@
 // The flags of `poolscope serve` (docs/contract.md §6, regions §7) as data: name, group, help text, and
 // the rule each value must meet. The parser (flags.ts) and `--help` (help.ts) both read this one table.
-import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { isIPv6 } from 'node:net';
-import { parse as parseYaml } from 'yaml';
-import {
-  describeRegionsIssue,
-  MAX_TIMER_MS,
-  POOL_DISCOVERIES,
-  redisPrefixProblem,
-  regionNameSchema,
-  regionsFileSchema,
-  type PoolDiscovery,
-} from '../contract/index.js';
-import { DEFAULT_CONFIG, type RegionConfig, type RegistrationStorage, type ServeConfig } from '../service/config.js';
-import { parseRedisUrl, RedisUrlError } from '../store/redis/url.js';
+import { MAX_TIMER_MS, POOL_DISCOVERIES, redisPrefixProblem, regionNameSchema, type PoolDiscovery } from '../contract/index.js';
+import { DEFAULT_CONFIG, type RegistrationStorage, type ServeConfig } from '../service/config.js';
 import { envName, quote, type FlagDef } from './flag-parser.js';
+import { checkReadableFile, readRegionsFile } from './regions-file.js';
 
-export { envName, quote };
+export { checkReadableFile, envName, quote };
 
 export type FlagGroup = 'general' | 'storage' | 'redis' | 'regions' | 'mcs' | 'tls-auth';
 
@@ -31,8 +21,6 @@ export interface FlagSpec extends FlagDef<ServeConfig> {
 const REGISTRATION_STORAGES: readonly RegistrationStorage[] = ['memory', 'redis'];
 const REDIS_URL_SCHEMES = ['redis://', 'rediss://', 'redis+sentinel://', 'redis+cluster://', 'rediss+cluster://'];
 const MAX_LEASE_MS = 86_400_000;
-/** A regions file is one ConfigMap, whose data is at most 1 MiB. */
-const MAX_REGIONS_FILE_BYTES = 1024 * 1024;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 export const SERVE_FLAGS: readonly FlagSpec[] = [
@@ -290,66 +278,6 @@ function checkServiceSuffix(value: string): string | undefined {
   // The suffix ends a Service name (a DNS label), so it may hold only what such a name may hold.
   if (!/^[a-z0-9-]+$/.test(value)) return `must hold only lowercase letters, digits and '-' (got ${quote(value)})`;
   return undefined;
-}
-
-export function checkReadableFile(path: string): string | undefined {
-  try {
-    if (!statSync(path).isFile()) return `${quote(path)} is not a file`;
-    accessSync(path, constants.R_OK);
-    return undefined;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? 'error';
-    return `cannot read ${quote(path)} (${code})`;
-  }
-}
-
-/**
- * The regions of a regions file (docs/contract.md §7), sorted by name, each `command_timeout_ms`
- * defaulting to `commandTimeoutMs`; or the broken rule, naming the file and the field.
- */
-function readRegionsFile(path: string, commandTimeoutMs: number): RegionConfig[] | string {
-  const unreadable = checkReadableFile(path);
-  if (unreadable !== undefined) return unreadable;
-  const at = quote(path);
-  let text: string;
-  try {
-    if (statSync(path).size > MAX_REGIONS_FILE_BYTES) return `${at}: larger than 1 MiB (one ConfigMap)`;
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    return `cannot read ${at} (${(error as NodeJS.ErrnoException).code ?? 'error'})`;
-  }
-  let document: unknown;
-  try {
-    // logLevel 'error': errors throw, warnings are not printed. JSON is YAML too.
-    document = parseYaml(text, { logLevel: 'error' });
-  } catch (error) {
-    // The first line of the message names the position; the lines after it quote the file.
-    const firstLine = String(error instanceof Error ? error.message : error).split(/\r?\n|\r/)[0]!.replace(/:$/, '');
-    return `${at}: not YAML or JSON: ${firstLine}`;
-  }
-  const parsed = regionsFileSchema.safeParse(document);
-  if (!parsed.success) {
-    const { field, rule } = describeRegionsIssue(parsed.error.issues);
-    return field === undefined ? `${at}: ${rule}` : `${at}: ${field}: ${rule}`;
-  }
-  const names = Object.keys(parsed.data.regions).sort();
-  const regions: RegionConfig[] = [];
-  for (const name of names) {
-    const region = parsed.data.regions[name]!;
-    try {
-      parseRedisUrl(region.redis_url);
-    } catch (error) {
-      if (!(error instanceof RedisUrlError)) throw error;
-      return `${at}: regions.${name}.redis_url: ${error.message}`;
-    }
-    regions.push({
-      name,
-      redisUrl: region.redis_url,
-      prefix: region.prefix,
-      commandTimeoutMs: region.command_timeout_ms ?? commandTimeoutMs,
-    });
-  }
-  return regions;
 }
 
 function isOneOf<T extends string>(value: string, allowed: readonly T[]): value is T {

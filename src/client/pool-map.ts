@@ -1,7 +1,9 @@
 // The router's view of the listed pools under the caller merge rule (CONTRACT.md §5): a list with
 // `complete: false` may miss pools, so pools it does not name are kept; only a complete list (or a
-// `delete` event) removes one. Pure: every edge case is tested without a server.
-import { poolKey, type ListedPool, type PoolId, type PoolKey, type PoolList } from '../contract/index.js';
+// `delete` event) removes one. Extended with regions (docs/contract.md §7): a list also removes a pool it
+// does not name when every region of the pool's `lease_regions` is `dropped` in it, as the watch stream's
+// `delete`s do. Pure: every edge case is tested without a server.
+import { poolKey, type ListedPool, type PoolId, type PoolKey, type PoolList, type RegionStatus } from '../contract/index.js';
 
 /** One change of the view, as `watchPools()` reports it. */
 export type PoolChange =
@@ -29,8 +31,9 @@ export class PoolMap {
   }
 
   /**
-   * A whole list: a `resync` event or a GET /pools reply. Every listed pool is added or updated; the
-   * known pools it does not name are removed only when `complete` is true.
+   * A whole list: a `resync` event or a GET /pools reply. Every listed pool is added or updated; a known
+   * pool it does not name is removed when `complete` is true, or when every region in the pool's
+   * `lease_regions` is `dropped` in the list's `regions` (docs/contract.md §7); otherwise it is kept.
    */
   applyList(list: PoolList): PoolChange[] {
     const changes: PoolChange[] = [];
@@ -39,8 +42,9 @@ export class PoolMap {
       listed.add(poolKey(pool));
       changes.push(...this.upsert(pool));
     }
-    if (list.complete) {
-      for (const key of [...this.pools.keys()]) if (!listed.has(key)) changes.push(...this.remove(key));
+    for (const [key, pool] of [...this.pools]) {
+      if (listed.has(key)) continue;
+      if (list.complete || droppedEverywhere(pool, list.regions)) changes.push(...this.remove(key));
     }
     return changes;
   }
@@ -77,6 +81,18 @@ export class PoolMap {
     keys?.delete(key);
     if (keys?.size === 0) this.keysByModel.delete(pool.model);
   }
+}
+
+/**
+ * True when `pool` names at least one lease region and every one of them is `dropped: true` in `regions`
+ * (docs/contract.md §7): the replica no longer follows any region that holds its lease, so it is gone from
+ * that replica's view though the list is incomplete. A region `regions` does not name counts as not dropped.
+ */
+export function droppedEverywhere(pool: ListedPool, regions: readonly RegionStatus[] | undefined): boolean {
+  const leaseRegions = pool.lease_regions ?? [];
+  if (regions === undefined || leaseRegions.length === 0) return false;
+  const dropped = new Set(regions.filter((region) => region.dropped).map((region) => region.name));
+  return leaseRegions.every((name) => dropped.has(name));
 }
 
 /** Field-by-field equality, whatever order the keys came in. */

@@ -1,9 +1,9 @@
 // watchPools(): a router's live view of the listed pools. Follows GET /pools/watch on one replica at a
 // time, moves to the next when it fails, backs off when all have, and polls GET /pools where something
 // on the path cuts event streams (a buffering proxy), trying the stream again now and then. Every list
-// is applied under the caller merge rule (pool-map.ts).
+// is applied under the caller merge rule, extended with regions (pool-map.ts, docs/contract.md §7).
 import { pino, type Logger } from 'pino';
-import type { ListedPool, PoolId, PoolKey, WatchEvent } from '../contract/index.js';
+import type { ListedPool, PoolId, PoolKey, RegionStatus, WatchEvent } from '../contract/index.js';
 import { poolKey } from '../contract/index.js';
 import { Backoff, sleep, type BackoffOptions } from '../util/backoff.js';
 import { readPoolList } from './get-pools.js';
@@ -48,6 +48,11 @@ export interface WatchStatus {
   complete: boolean;
   /** The revision of the last event or list applied. */
   revision: string | undefined;
+  /**
+   * Each region's status from the last list applied (a `resync` or a polled GET /pools), with regions
+   * configured on the service (docs/contract.md §7); undefined without them.
+   */
+  regions: RegionStatus[] | undefined;
 }
 
 /** A live view of the listed pools. */
@@ -80,7 +85,8 @@ export interface PoolWatch {
  * ```
  *
  * On a `resync` or a polled list with `complete: false` it keeps the pools it knows that the list does
- * not name; it removes a pool only on a complete list or a `delete` event (CONTRACT.md §5).
+ * not name; it removes a pool only on a complete list or a `delete` event (CONTRACT.md §5), or, with
+ * regions, on a list in which every region of the pool's `lease_regions` is `dropped` (docs/contract.md §7).
  *
  * @throws TypeError when `servers` is empty or holds something other than an http(s) URL.
  */
@@ -117,7 +123,7 @@ class PoolWatcher implements PoolWatch {
       firstEventTimeoutMs: options.firstEventTimeoutMs ?? 10_000,
       idleTimeoutMs: options.idleTimeoutMs ?? 45_000,
     };
-    this.current = { server: this.rotation.current, transport: 'disconnected', complete: false, revision: undefined };
+    this.current = { server: this.rotation.current, transport: 'disconnected', complete: false, revision: undefined, regions: undefined };
     this.ready = new Promise((resolve) => (this.markReady = resolve));
   }
 
@@ -133,7 +139,7 @@ class PoolWatcher implements PoolWatch {
   }
 
   get status(): WatchStatus {
-    return { ...this.current };
+    return { ...this.current, regions: this.current.regions?.map((region) => ({ ...region })) };
   }
 
   get(id: PoolKey | PoolId): ListedPool | undefined {
@@ -235,7 +241,8 @@ class PoolWatcher implements PoolWatch {
     let changes: PoolChange[];
     if (event.kind === 'resync') {
       changes = this.map.applyList(event.data);
-      this.setStatus({ server, transport, complete: event.data.complete, revision: event.data.revision });
+      const { complete, revision, regions } = event.data;
+      this.setStatus({ server, transport, complete, revision, regions });
     } else {
       changes = event.kind === 'upsert' ? this.map.upsert(event.data.pool) : this.map.remove(event.data.pool);
       this.setStatus({ server, transport, revision: event.data.revision });
@@ -249,7 +256,8 @@ class PoolWatcher implements PoolWatch {
     const changed =
       next.server !== this.current.server ||
       next.transport !== this.current.transport ||
-      next.complete !== this.current.complete;
+      next.complete !== this.current.complete ||
+      JSON.stringify(next.regions) !== JSON.stringify(this.current.regions);
     this.current = next;
     if (changed) this.emit(this.statusListeners, this.status);
   }

@@ -1,7 +1,9 @@
 // startRelay(): a PoolRelay's heartbeat loop. Sends the registration with POST /pools at the interval the
 // last reply named, stays on a replica while it answers, fails over to the next one at once on an error,
 // a timeout or a 5xx, and backs off (jittered) only after every replica has failed in a row, with the
-// wait kept short enough that the lease is renewed in time whenever any replica answers again.
+// wait kept short enough that the lease is renewed in time whenever any replica answers again. With
+// fallback replicas (other regions, docs/contract.md §7) it heartbeats them only after every primary
+// replica failed in a round, and goes back to the primaries as soon as one answers.
 import { pino, type Logger } from 'pino';
 import { heartbeatReplySchema, poolKey, type HeartbeatReply, type Registration, type RegistrationInput } from '../contract/index.js';
 import { HttpTransport, TransportError, type HttpTransportOptions } from '../client/http-transport.js';
@@ -16,6 +18,12 @@ const DEFAULT_LEASE_MS = 15_000;
 export interface RelayOptions extends HttpTransportOptions {
   /** Base URLs of poolscope replicas, e.g. `http://poolscope:8080`; the relay starts at a random one. */
   servers: readonly string[];
+  /**
+   * Replicas of other regions (docs/contract.md §7), heartbeated only after every one of `servers` failed
+   * in a round. While on them, each round first tries one of `servers` (in turn), and the relay goes back
+   * as soon as one accepts. Default: none.
+   */
+  fallbackServers?: readonly string[];
   /** The pool's registration (CONTRACT.md §5); checked at start. */
   registration: RegistrationInput;
   /** pino logger (default: silent). */
@@ -39,11 +47,14 @@ export type HeartbeatOutcome =
 export interface RelayStatus {
   /** The replica the relay sends to now. */
   server: string;
+  /** True while heartbeats go to a fallback replica (every primary one failed). */
+  fallback: boolean;
   /** From the last reply (the contract's default until then). */
   heartbeatIntervalMs: number;
   leaseMs: number;
   /** Epoch ms of the last accepted heartbeat. */
   lastAcceptedAt: number | undefined;
+  /** Failed heartbeats since the last accepted one; a failed try of a primary while on a fallback is not counted. */
   failuresInRow: number;
 }
 
@@ -71,7 +82,8 @@ export interface Relay {
  * ```
  *
  * @throws RegistrationError when the registration breaks the contract (its `field` names the field).
- * @throws TypeError when `servers` is empty or holds something other than an http(s) URL.
+ * @throws TypeError when `servers` is empty, when `servers` or `fallbackServers` holds something other than
+ *   an http(s) URL, or when a replica is in both.
  */
 export function startRelay(options: RelayOptions): Relay {
   return new HeartbeatLoop(options).start();
@@ -81,6 +93,10 @@ class HeartbeatLoop implements Relay {
   private current: Registration;
   private body: string;
   private readonly rotation: ReplicaRotation;
+  /** The fallback replicas, when any were given. */
+  private readonly fallback: ReplicaRotation | undefined;
+  /** The last accepted heartbeat went to a fallback replica. */
+  private onFallback = false;
   private readonly transport: HttpTransport;
   private readonly ownsTransport: boolean;
   private readonly logger: Logger;
@@ -102,6 +118,7 @@ class HeartbeatLoop implements Relay {
     this.current = validateRegistration(options.registration);
     this.body = JSON.stringify(this.current);
     this.rotation = new ReplicaRotation({ servers: options.servers, random: options.random });
+    this.fallback = fallbackRotation(this.rotation.servers, options);
     this.ownsTransport = options.transport === undefined;
     this.transport = options.transport ?? new HttpTransport(options);
     this.logger = (options.logger ?? pino({ level: 'silent' })).child({ pool: poolKey(this.current) });
@@ -111,7 +128,8 @@ class HeartbeatLoop implements Relay {
   }
 
   start(): this {
-    this.logger.info({ servers: this.rotation.servers, first: this.rotation.current }, 'relay starting');
+    const fallback = this.fallback === undefined ? {} : { fallback_servers: this.fallback.servers };
+    this.logger.info({ servers: this.rotation.servers, ...fallback, first: this.rotation.current }, 'relay starting');
     this.loop = this.run().catch((error: unknown) => this.logger.error({ err: error }, 'relay stopped on an unexpected error'));
     return this;
   }
@@ -122,7 +140,8 @@ class HeartbeatLoop implements Relay {
 
   get status(): RelayStatus {
     return {
-      server: this.rotation.current,
+      server: this.onFallback && this.fallback !== undefined ? this.fallback.current : this.rotation.current,
+      fallback: this.onFallback,
       heartbeatIntervalMs: this.intervalMs,
       leaseMs: this.leaseMs,
       lastAcceptedAt: this.lastAcceptedAt,
@@ -161,30 +180,51 @@ class HeartbeatLoop implements Relay {
     this.logger.info('relay stopped');
   }
 
-  /** Tries each replica at most once, from the current one, until one accepts. */
+  /**
+   * Tries each replica at most once, until one accepts: every primary replica, then every fallback one.
+   * While on a fallback, one primary first (in turn), so the relay goes back as soon as one answers.
+   */
   private async beatRound(): Promise<{ accepted: number | undefined; allRefused: boolean }> {
     let allRefused = true;
-    for (;;) {
-      const server = this.rotation.current;
-      const sentAt = Date.now();
-      const outcome = await this.send(server, sentAt);
-      if (this.stopping.signal.aborted) return { accepted: undefined, allRefused: false };
-      this.options.onHeartbeat?.(outcome);
-      if (outcome.ok) {
-        this.accepted(outcome.reply, server, sentAt);
-        return { accepted: sentAt, allRefused: false };
+    const steps = this.roundSteps();
+    for (const [stepIndex, step] of steps.entries()) {
+      for (let tried = 0; tried < step.tries; tried++) {
+        const server = step.rotation.current;
+        const sentAt = Date.now();
+        const outcome = await this.send(server, sentAt);
+        if (this.stopping.signal.aborted) return { accepted: undefined, allRefused: false };
+        this.options.onHeartbeat?.(outcome);
+        if (outcome.ok) {
+          this.accepted(outcome.reply, server, sentAt, step.rotation === this.fallback);
+          return { accepted: sentAt, allRefused: false };
+        }
+        // A 4xx is this registration or token refused: retrying at the heartbeat pace will not fix it.
+        const refused = outcome.status !== undefined && outcome.status >= 400 && outcome.status < 500 && outcome.status !== 429;
+        allRefused &&= refused;
+        step.rotation.failed();
+        const next = tried + 1 < step.tries ? step.rotation.current : (steps[stepIndex + 1]?.rotation.current ?? this.rotation.current);
+        const fields = { server, status: outcome.status, reason: outcome.reason, next };
+        if (step.probe) {
+          this.logger.debug(fields, 'primary replica still failing; staying on the fallback replicas');
+          continue;
+        }
+        this.failuresInRow += 1;
+        if (refused) this.logger.error(fields, 'heartbeat refused; trying the next replica');
+        else this.logger.warn(fields, 'heartbeat failed; trying the next replica');
+        this.reportLapse();
       }
-      this.failuresInRow += 1;
-      // A 4xx is this registration or token refused: retrying at the heartbeat pace will not fix it.
-      const refused = outcome.status !== undefined && outcome.status >= 400 && outcome.status < 500 && outcome.status !== 429;
-      allRefused &&= refused;
-      const roundFailed = this.rotation.failed();
-      const fields = { server, status: outcome.status, reason: outcome.reason, next: this.rotation.current };
-      if (refused) this.logger.error(fields, 'heartbeat refused; trying the next replica');
-      else this.logger.warn(fields, 'heartbeat failed; trying the next replica');
-      this.reportLapse();
-      if (roundFailed) return { accepted: undefined, allRefused };
     }
+    return { accepted: undefined, allRefused };
+  }
+
+  /** The order of one round: which rotation, how many of its replicas, and whether it is a probe. */
+  private roundSteps(): { rotation: ReplicaRotation; tries: number; probe: boolean }[] {
+    const primaries = this.rotation.servers.length;
+    if (this.fallback === undefined) return [{ rotation: this.rotation, tries: primaries, probe: false }];
+    const fallbacks = { rotation: this.fallback, tries: this.fallback.servers.length, probe: false };
+    if (!this.onFallback) return [{ rotation: this.rotation, tries: primaries, probe: false }, fallbacks];
+    // The primaries not probed come last, so a round still tries every replica once before backing off.
+    return [{ rotation: this.rotation, tries: 1, probe: true }, fallbacks, { rotation: this.rotation, tries: primaries - 1, probe: false }];
   }
 
   private async send(server: string, at: number): Promise<HeartbeatOutcome> {
@@ -204,18 +244,28 @@ class HeartbeatLoop implements Relay {
     }
   }
 
-  private accepted(reply: HeartbeatReply, server: string, sentAt: number): void {
+  private accepted(reply: HeartbeatReply, server: string, sentAt: number, onFallback: boolean): void {
     const first = this.lastAcceptedAt === undefined;
     if (!first && reply.heartbeat_interval_ms !== this.intervalMs) {
       this.logger.info({ from_ms: this.intervalMs, to_ms: reply.heartbeat_interval_ms, server }, 'heartbeat interval changed');
     }
-    if (this.failuresInRow > 0) this.logger.info({ server, failures: this.failuresInRow }, 'heartbeat accepted again');
+    if (onFallback && !this.onFallback) {
+      this.logger.warn(
+        { server, primaries: this.rotation.servers, failures: this.failuresInRow },
+        'every primary replica failed; heartbeating a fallback replica (another region)',
+      );
+    } else if (!onFallback && this.onFallback) {
+      this.logger.info({ server, fallback: this.fallback?.current }, 'a primary replica answered; heartbeating it again instead of the fallback');
+    } else if (this.failuresInRow > 0) {
+      this.logger.info({ server, failures: this.failuresInRow }, 'heartbeat accepted again');
+    }
+    this.onFallback = onFallback;
     this.intervalMs = reply.heartbeat_interval_ms;
     this.leaseMs = reply.lease_ms;
     this.lastAcceptedAt = sentAt;
     this.failuresInRow = 0;
     this.lapseReported = false;
-    this.rotation.succeeded();
+    (onFallback ? this.fallback! : this.rotation).succeeded();
     this.backoff.reset();
     if (first) {
       this.logger.info({ server, lease_ms: reply.lease_ms, heartbeat_interval_ms: reply.heartbeat_interval_ms }, 'registered');
@@ -257,6 +307,15 @@ class HeartbeatLoop implements Relay {
     if (!this.nudge.signal.aborted && ms > 0) await sleep(ms, AbortSignal.any([this.stopping.signal, this.nudge.signal]));
     if (this.nudge.signal.aborted) this.nudge = new AbortController();
   }
+}
+
+/** The fallback replicas' rotation, or undefined without any. @throws TypeError for a bad URL or one also primary */
+function fallbackRotation(primaries: readonly string[], options: RelayOptions): ReplicaRotation | undefined {
+  if (options.fallbackServers === undefined || options.fallbackServers.length === 0) return undefined;
+  const rotation = new ReplicaRotation({ servers: options.fallbackServers, random: options.random });
+  const both = rotation.servers.find((server) => primaries.includes(server));
+  if (both !== undefined) throw new TypeError(`${JSON.stringify(both)} is both a server and a fallback server`);
+  return rotation;
 }
 
 function clamp(value: number, min: number, max: number): number {

@@ -1,5 +1,6 @@
 // The flags every client command (relay, pools, simulate) shares: where the replicas are, and how to
 // reach them (bearer token, CA). Files are read while the flags are parsed, so a bad one refuses at start.
+// The commands that heartbeat (relay, simulate) also take --fallback-servers (docs/contract.md §7).
 import { readFileSync } from 'node:fs';
 import { parseTokenFile } from '../../http/auth.js';
 import { normalizeServers } from '../../client/replica-rotation.js';
@@ -63,4 +64,35 @@ export function clientFlags<D extends ClientDraft>(): FlagDef<D>[] {
       },
     },
   ];
+}
+
+export interface FallbackDraft extends ClientDraft {
+  /** Replicas of other regions; undefined or empty for none. */
+  fallbackServers?: string[];
+}
+
+/**
+ * `--fallback-servers` of the heartbeating commands (docs/contract.md §7): replicas of other regions,
+ * used only after every `--servers` replica failed in a round. Comes after clientFlags() in a table, so
+ * it can refuse a replica that is also in `--servers`.
+ */
+export function fallbackServersFlag<D extends FallbackDraft>(): FlagDef<D> {
+  return {
+    name: 'fallback-servers',
+    valueName: 'URL[,URL...]',
+    summary: 'replicas of other regions, comma-separated; heartbeated only after every --servers replica failed in a round, until one of those answers again',
+    defaultText: 'none',
+    apply(value, draft) {
+      let servers: string[];
+      try {
+        servers = normalizeServers(value.split(','));
+      } catch (error) {
+        return (error as Error).message;
+      }
+      const both = servers.find((server) => draft.servers.includes(server));
+      if (both !== undefined) return `${JSON.stringify(both)} is in --servers too; a fallback is a replica of another region`;
+      draft.fallbackServers = servers;
+      return undefined;
+    },
+  };
 }

@@ -5,9 +5,9 @@ import type { RegistrationInput } from '../../contract/index.js';
 import { readRegistrationFile, RegistrationFileError } from '../../relay/registration-file.js';
 import { RegistrationError, validateRegistration } from '../../relay/registration.js';
 import { parseFlags, refuse, type FlagDef, type Refusal } from '../flag-parser.js';
-import { clientDefaults, clientFlags, type ClientDraft } from './client-flags.js';
+import { clientDefaults, clientFlags, fallbackServersFlag, type ClientDraft, type FallbackDraft } from './client-flags.js';
 
-export interface RelayDraft extends ClientDraft {
+export interface RelayDraft extends FallbackDraft {
   registrationFile: string | undefined;
   /** Registration fields given as flags, by field name. */
   fields: Record<string, unknown>;
@@ -16,6 +16,8 @@ export interface RelayDraft extends ClientDraft {
 }
 
 export interface RelayConfig extends ClientDraft {
+  /** Replicas of other regions (docs/contract.md §7); empty for none. */
+  fallbackServers: string[];
   registration: RegistrationInput;
   requestTimeoutMs: number | undefined;
 }
@@ -62,6 +64,7 @@ const FIELD_FLAGS: Record<string, string> = {
 
 export const RELAY_FLAGS: readonly FlagDef<RelayDraft>[] = [
   ...clientFlags<RelayDraft>(),
+  fallbackServersFlag<RelayDraft>(),
   {
     name: 'registration-file',
     valueName: 'PATH',
@@ -117,7 +120,7 @@ export type RelayFlagsResult = { ok: true; config: RelayConfig } | Refusal;
 
 /** Parses the flags, reads the registration file, and checks the registration against the contract. */
 export async function parseRelayFlags(argv: string[], env: Record<string, string | undefined>): Promise<RelayFlagsResult> {
-  const draft: RelayDraft = { ...clientDefaults(), registrationFile: undefined, fields: {}, location: {}, requestTimeoutMs: undefined };
+  const draft: RelayDraft = { ...clientDefaults(), fallbackServers: [], registrationFile: undefined, fields: {}, location: {}, requestTimeoutMs: undefined };
   const parsed = parseFlags(argv, { command: 'relay', flags: RELAY_FLAGS, draft, env });
   if (!parsed.ok) return parsed;
 
@@ -145,6 +148,7 @@ export async function parseRelayFlags(argv: string[], env: Record<string, string
     ok: true,
     config: {
       servers: draft.servers,
+      fallbackServers: draft.fallbackServers ?? [],
       token: draft.token,
       ca: draft.ca,
       registration: registration as RegistrationInput,

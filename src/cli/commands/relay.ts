@@ -25,6 +25,8 @@ export const relayCommand: Command = {
             'The registration comes from --registration-file, from the field flags, or both (a flag wins).',
             'Example:',
             '  poolscope relay --servers http://poolscope:8080 --registration-file pool.yaml',
+            '  poolscope relay --servers http://poolscope.us-east-1:8080 --fallback-servers http://poolscope.eu-west-1:8080 \\',
+            '    --registration-file pool.yaml',
             '  poolscope relay --cluster-id us-east-1 --namespace llm --name llama-70b \\',
             '    --model meta-llama/Llama-3.1-70B-Instruct --capacity gpus=8 --frontends http://10.0.0.7:8000',
           ],
@@ -40,6 +42,7 @@ export const relayCommand: Command = {
     const logger = commandLogger(io, 'poolscope-relay');
     const relay = startRelay({
       servers: parsed.config.servers,
+      fallbackServers: parsed.config.fallbackServers,
       registration: parsed.config.registration,
       token: parsed.config.token,
       ca: parsed.config.ca,

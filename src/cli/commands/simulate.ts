@@ -3,13 +3,13 @@ import { EXIT_USAGE, type Command } from '../command.js';
 import { parseFlags, wantsHelp, type FlagDef } from '../flag-parser.js';
 import { parseSecsAsMs } from '../flag-table.js';
 import { commandHelpText } from '../help.js';
-import { clientDefaults, clientFlags, type ClientDraft } from './client-flags.js';
+import { clientDefaults, clientFlags, fallbackServersFlag, type FallbackDraft } from './client-flags.js';
 import { commandLogger, untilShutdown } from './process.js';
 import { seededRandom, Simulation } from './simulation.js';
 
 const MAX_POOLS = 100_000;
 
-interface SimulateDraft extends ClientDraft {
+interface SimulateDraft extends FallbackDraft {
   pools: number;
   churnIntervalMs: number;
   seed: number | undefined;
@@ -17,6 +17,7 @@ interface SimulateDraft extends ClientDraft {
 
 export const SIMULATE_FLAGS: readonly FlagDef<SimulateDraft>[] = [
   ...clientFlags<SimulateDraft>(),
+  fallbackServersFlag<SimulateDraft>(),
   {
     name: 'pools',
     valueName: 'N',
@@ -65,7 +66,7 @@ export const simulateCommand: Command = {
       io.stdout(commandHelpText({ usage: USAGE, summary: SUMMARY, flags: SIMULATE_FLAGS, notes: ['Example:', '  poolscope simulate --pools 50'] }));
       return 0;
     }
-    const draft: SimulateDraft = { ...clientDefaults(), pools: 12, churnIntervalMs: 3000, seed: undefined };
+    const draft: SimulateDraft = { ...clientDefaults(), fallbackServers: [], pools: 12, churnIntervalMs: 3000, seed: undefined };
     const parsed = parseFlags(args, { command: 'simulate', flags: SIMULATE_FLAGS, draft, env: io.env });
     if (!parsed.ok) {
       io.stderr(`poolscope: ${parsed.flag}: ${parsed.message}\n`);
@@ -77,6 +78,7 @@ export const simulateCommand: Command = {
     const seed = draft.seed ?? Math.floor(Math.random() * 1e9);
     const simulation = new Simulation({
       servers: draft.servers,
+      fallbackServers: draft.fallbackServers,
       token: draft.token,
       ca: draft.ca,
       pools: draft.pools,

@@ -8,6 +8,9 @@ import { HttpTransport, type HttpTransportOptions } from '../../client/http-tran
 import { startRelay, type Relay } from '../../relay/relay.js';
 import { sleep } from '../../util/backoff.js';
 
+/** The seeded source (src/util/random.ts) `simulate --seed` hands the Simulation. */
+export { seededRandom } from '../../util/random.js';
+
 const CLUSTERS = ['us-east-1', 'us-west-2', 'eu-west-1', 'ap-southeast-1'];
 const MODELS = [
   { id: 'meta-llama/Llama-3.1-70B-Instruct', short: 'llama-70b', gpus: 8 },
@@ -21,6 +24,8 @@ const MAX_STOPPED_SHARE = 0.25;
 
 export interface SimulationOptions extends HttpTransportOptions {
   servers: readonly string[];
+  /** Replicas of other regions, for every relay (docs/contract.md §7). */
+  fallbackServers?: readonly string[];
   pools: number;
   /** Mean time between churn events; 0 for none. */
   churnIntervalMs: number;
@@ -77,6 +82,7 @@ export class Simulation {
   private startPool(pool: SimulatedPool): void {
     pool.relay = startRelay({
       servers: this.options.servers,
+      fallbackServers: this.options.fallbackServers,
       registration: pool.registration,
       transport: this.transport,
       logger: this.options.relayLogger,
@@ -147,17 +153,5 @@ function simulatedPool(i: number): SimulatedPool {
     },
     frontends,
     relay: undefined,
-  };
-}
-
-/** A small seeded generator (mulberry32): the same seed gives the same churn. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
