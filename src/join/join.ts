@@ -51,6 +51,7 @@ export interface JoinOptions {
 }
 
 const LISTED = new Set<PoolState>(LISTED_STATES);
+const FOLLOWED_REGION_BACKOFF: BackoffOptions = { initialMs: 250, maxMs: 1000 };
 
 export class Join {
   readonly view = new ListedView();
@@ -98,7 +99,10 @@ export class Join {
         now: options.now,
         sweepIntervalMs: options.sweepIntervalMs,
         dueGraceMs: options.dueGraceMs,
-        backoff: options.storeBackoff,
+        // A followed region is probed at least once a second while cut off, so its pools return within
+        // about a second of its Redis answering again (docs/contract.md §7); one read per replica and
+        // region is cheap. The home store keeps the longer backoff of a store every heartbeat depends on.
+        backoff: options.storeBackoff ?? (home ? undefined : FOLLOWED_REGION_BACKOFF),
         sink: {
           snapshot: (r, snapshot, holdMissing) => this.applyStoreSnapshot(r, snapshot, holdMissing),
           event: (r, event) => this.applyStoreEvent(r, event),

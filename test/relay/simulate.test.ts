@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { main, type CliIo } from '../../src/cli/main.js';
 import { waitFor } from '../support/wait.js';
-import { listPools, startService } from './support.js';
+import { listPools } from '../support/http.js';
+import { startService } from '../support/service.js';
 
 function capture() {
   let out = '';
@@ -44,6 +45,30 @@ describe('poolscope simulate', () => {
       c.stop();
       await service.stop();
     }
+  });
+
+  it('numbers its pools from --first-pool, so two simulations hold different pools', async () => {
+    const service = await startService({ leaseMs: 2000, heartbeatIntervalMs: 200 });
+    const c = capture();
+    try {
+      const running = main(['simulate', `--servers=${service.url}`, '--pools=3', '--first-pool=12', '--churn-interval-secs=0'], c.io);
+      const listed = await waitFor(async () => {
+        const { pools } = await listPools(service.url);
+        return pools.length === 3 && pools;
+      });
+      expect(listed.map((p) => Number(p.name.split('-').at(-1))).sort((a, b) => a - b)).toEqual([12, 13, 14]);
+      c.stop();
+      expect(await running).toBe(0);
+    } finally {
+      c.stop();
+      await service.stop();
+    }
+  });
+
+  it('refuses a --first-pool that is not a whole number', async () => {
+    const c = capture();
+    expect(await main(['simulate', '--servers=http://127.0.0.1:1', '--first-pool=-1'], c.io)).toBe(2);
+    expect(c.err()).toMatch(/^poolscope: --first-pool: /);
   });
 
   it('makes the same churn choices for the same seed', async () => {

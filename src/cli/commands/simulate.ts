@@ -11,6 +11,7 @@ const MAX_POOLS = 100_000;
 
 interface SimulateDraft extends FallbackDraft {
   pools: number;
+  firstPool: number;
   churnIntervalMs: number;
   seed: number | undefined;
 }
@@ -26,6 +27,17 @@ export const SIMULATE_FLAGS: readonly FlagDef<SimulateDraft>[] = [
     apply(value, draft) {
       if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > MAX_POOLS) return `must be an integer from 1 to ${MAX_POOLS}`;
       draft.pools = Number(value);
+      return undefined;
+    },
+  },
+  {
+    name: 'first-pool',
+    valueName: 'N',
+    summary: 'number the pools from N (two simulations, e.g. one per region, then hold different pools)',
+    defaultText: '0',
+    apply(value, draft) {
+      if (!/^\d+$/.test(value) || Number(value) > MAX_POOLS * 10) return `must be an integer from 0 to ${MAX_POOLS * 10}`;
+      draft.firstPool = Number(value);
       return undefined;
     },
   },
@@ -66,7 +78,7 @@ export const simulateCommand: Command = {
       io.stdout(commandHelpText({ usage: USAGE, summary: SUMMARY, flags: SIMULATE_FLAGS, notes: ['Example:', '  poolscope simulate --pools 50'] }));
       return 0;
     }
-    const draft: SimulateDraft = { ...clientDefaults(), fallbackServers: [], pools: 12, churnIntervalMs: 3000, seed: undefined };
+    const draft: SimulateDraft = { ...clientDefaults(), fallbackServers: [], pools: 12, firstPool: 0, churnIntervalMs: 3000, seed: undefined };
     const parsed = parseFlags(args, { command: 'simulate', flags: SIMULATE_FLAGS, draft, env: io.env });
     if (!parsed.ok) {
       io.stderr(`poolscope: ${parsed.flag}: ${parsed.message}\n`);
@@ -82,6 +94,7 @@ export const simulateCommand: Command = {
       token: draft.token,
       ca: draft.ca,
       pools: draft.pools,
+      firstPool: draft.firstPool,
       churnIntervalMs: draft.churnIntervalMs,
       random: seededRandom(seed),
       logger: logger.child({ seed }),

@@ -27,6 +27,8 @@ export interface SimulationOptions extends HttpTransportOptions {
   /** Replicas of other regions, for every relay (docs/contract.md §7). */
   fallbackServers?: readonly string[];
   pools: number;
+  /** The number of the first pool (default 0): simulations in two regions take disjoint ranges. */
+  firstPool?: number;
   /** Mean time between churn events; 0 for none. */
   churnIntervalMs: number;
   random: () => number;
@@ -50,7 +52,7 @@ export class Simulation {
 
   constructor(private readonly options: SimulationOptions) {
     this.transport = new HttpTransport(options);
-    this.pools = Array.from({ length: options.pools }, (_, i) => simulatedPool(i));
+    this.pools = Array.from({ length: options.pools }, (_, i) => simulatedPool((options.firstPool ?? 0) + i));
   }
 
   /** Starts every relay (spread over the first second) and the churn loop. */
