@@ -1,11 +1,27 @@
-// A pool actor's context as /debug shows it: the /debug/pools shape, a one-line summary for the page's
-// list, and the full detail (that shape plus causes, listing and the lease countdown) for the selected pool.
-import type { PoolContext, PoolTransition } from '../../machines/pool.machine.js';
-import { LISTED_STATES, type PoolState } from '../contract/index.js';
+// A pool actor's context as /debug shows it: the /debug/pools shape (with its live leases by region,
+// docs/contract.md §7), a one-line summary for the page's list, and the full detail (that shape plus
+// causes, listing and the lease countdown) for the selected pool.
+import { chooseLease, leaseRegions, type PoolContext, type PoolTransition } from '../../machines/pool.machine.js';
+import { LISTED_STATES, type PoolState, type RegionStatus } from '../contract/index.js';
 import { stateKeyOf } from './machine-graph.js';
 import type { DebugPoolDetail, DebugPoolSummary, MachineGraph, TransitionCause } from './types.js';
 
 const LISTED = new Set<string>(LISTED_STATES);
+
+/**
+ * One live lease of a pool, by the region whose store holds it (docs/contract.md §7; region '' without
+ * regions). Times are that store's clock (ms), as of the lease's last logged change: a renewal that
+ * changes nothing is not logged, so `deadline_ms` may be older than the real deadline.
+ */
+export interface DebugLease {
+  region: string;
+  deadline_ms: number;
+  /** When the registration's content last changed in that region (what picks the one shown). */
+  changed_at_ms: number;
+  /** This lease's registration is the one shown (and listed): the latest content change, ties to the
+   * region name that sorts first. */
+  shown: boolean;
+}
 
 /** One pool as GET /debug/pools shows it: its state, context and recent transitions. */
 export interface DebugPool {
@@ -14,11 +30,22 @@ export interface DebugPool {
   since: string;
   lease: PoolContext['lease'];
   lease_deadline_ms: number | null;
+  /** Every live lease, sorted by region; empty when none is live. */
+  leases: DebugLease[];
   registration: PoolContext['registration'];
   relays: string[];
   frontends: string[];
   frontend_slices_with_port: boolean | null;
   history: { at: string; event: string; from: PoolState; to: PoolState }[];
+}
+
+/** GET /debug/pools: every pool, completeness, and with regions configured the regions' entries of GET /pools. */
+export interface DebugPoolList {
+  complete: boolean;
+  reasons: string[];
+  /** With regions configured only (docs/contract.md §7): one entry per region, sorted by name. */
+  regions?: RegionStatus[];
+  pools: DebugPool[];
 }
 
 export function describePool(context: PoolContext, state: PoolState): DebugPool {
@@ -28,12 +55,22 @@ export function describePool(context: PoolContext, state: PoolState): DebugPool 
     since: new Date(context.since).toISOString(),
     lease: context.lease,
     lease_deadline_ms: context.leaseDeadlineMs,
+    leases: describeLeases(context),
     registration: context.registration,
     relays: context.mode === 'registrations' ? (context.registration?.relay ? [context.registration.relay] : []) : context.relays,
     frontends: context.mode === 'registrations' ? (context.registration?.frontends ?? []) : context.mcsFrontends,
     frontend_slices_with_port: context.mode === 'registrations' ? null : context.frontendSlicesWithPort,
     history: context.history.map((h) => ({ ...h, at: new Date(h.at).toISOString() })),
   };
+}
+
+/** The live leases by region, marking the one whose registration is shown (the machine's own choice). */
+export function describeLeases(context: PoolContext): DebugLease[] {
+  const shown = chooseLease(context.leases);
+  return leaseRegions(context).map((region) => {
+    const lease = context.leases[region]!;
+    return { region, deadline_ms: lease.deadlineMs, changed_at_ms: lease.changedAtMs, shown: lease === shown };
+  });
 }
 
 export function summarizePool(context: PoolContext): DebugPoolSummary {
@@ -43,6 +80,7 @@ export function summarizePool(context: PoolContext): DebugPoolSummary {
     since_ms: context.since,
     listed: LISTED.has(context.state) && context.registration !== null,
     model: context.registration?.model ?? null,
+    lease_regions: leaseRegions(context),
   };
 }
 

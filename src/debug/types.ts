@@ -58,6 +58,8 @@ export interface DebugPoolSummary {
   since_ms: number;
   listed: boolean;
   model: string | null;
+  /** The regions holding a live lease for it, sorted ('' without regions). */
+  lease_regions: string[];
 }
 
 /** One pool in full: /debug/pools/:key and the page's selected pool. */
@@ -81,15 +83,71 @@ export interface Completeness {
   reasons: string[];
 }
 
+/**
+ * How this replica reads a region's store (docs/contract.md §7), for the page's regions strip:
+ * `starting` not read yet; `reading` read in full and followed; `refilling` its store lost its data and
+ * PoolRelays are re-registering (pools it lacks are kept for one lease); `unreachable` it cannot be read and
+ * its pools are held as last read; `dropped` held longer than the hold, its pools left this replica's view.
+ */
+export type DebugRegionStatus = 'starting' | 'reading' | 'refilling' | 'unreachable' | 'dropped';
+
+export interface DebugRegion {
+  name: string;
+  /** This replica's region: it writes heartbeats there, and it is never dropped. */
+  home: boolean;
+  /** Only `reading` is complete (its entry in GET /pools says `complete: true`). */
+  status: DebugRegionStatus;
+  reason: string | null;
+  /** This replica's clock (ms) when the region stopped answering. */
+  unreachable_since_ms: number | null;
+  /** While refilling: until when (ms, this replica's clock). */
+  refill_until_ms: number | null;
+}
+
+/** The states the fleet overview counts (the contract's five; `absent` pools are only kept for /debug). */
+export const OVERVIEW_STATES = ['live', 'frontendless', 'one-sided', 'unregistered', 'lapsed'] as const;
+export type OverviewState = (typeof OVERVIEW_STATES)[number];
+
+/** One row of the fleet overview: pools by state in one region (or with no live lease). */
+export interface OverviewRow {
+  /** The region holding the leases counted; null: pools that hold no live lease. Without regions, the one
+   * row is region '' and counts every pool. */
+  region: string | null;
+  counts: Record<OverviewState, number>;
+  total: number;
+}
+
+/**
+ * Pools by region and state, and the same by model: a pool is counted once in every region it holds a
+ * live lease in, and once in the `region: null` row when it holds none (docs/contract.md §3, §7).
+ */
+export interface FleetOverview {
+  /** Every region (sorted; the home one included even when empty), then the no-lease row. */
+  by_region: OverviewRow[];
+  /** Models sorted by name, null (no registration seen) last; each with its non-empty rows only. */
+  by_model: { model: string | null; rows: OverviewRow[] }[];
+}
+
 /** Events of GET /debug/pools/watch (`event:` is the key, `data:` the value). */
 export interface DebugStreamEvents {
   /** First, and after every reconnection: everything. */
-  snapshot: Completeness & { now_ms: number; pools: DebugPoolSummary[]; selected: DebugPoolDetail | null };
+  snapshot: Completeness & {
+    now_ms: number;
+    pools: DebugPoolSummary[];
+    selected: DebugPoolDetail | null;
+    /** Every region, sorted; null without regions (the page then hides its regions strip). */
+    regions: DebugRegion[] | null;
+    overview: FleetOverview;
+  };
   /** Pools whose summary changed, and pools forgotten. */
   pools: { now_ms: number; upserted: DebugPoolSummary[]; removed: string[] };
   /** The selected pool changed (null: it was forgotten). */
   pool: { now_ms: number; pool: DebugPoolDetail | null };
   completeness: Completeness;
+  /** A region's status changed (sent only with regions configured). */
+  regions: { now_ms: number; regions: DebugRegion[] };
+  /** The fleet overview's counts changed. */
+  overview: { now_ms: number; overview: FleetOverview };
 }
 
 export type DebugStreamEvent = { [K in keyof DebugStreamEvents]: { kind: K; data: DebugStreamEvents[K] } }[keyof DebugStreamEvents];

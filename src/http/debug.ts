@@ -1,15 +1,16 @@
 // Everything under /debug, for operators asking why a pool is (not) listed:
-//   GET /debug/pools                     every pool actor this replica holds (listed or not): state, context, history
+//   GET /debug/pools                     every pool actor this replica holds (listed or not): state, context, live
+//                                        leases by region, history; with regions, the regions' entries of GET /pools
 //   GET /debug/pools/{c}/{ns}/{name}     one of them
 //   GET /debug                           the page (built into dist/debug-page by `npm run build`)
 //   GET /debug/assets/*                  its script and style
 //   GET /debug/machine                   the pool chart as data (MachineGraph), read from the machine definition
-//   GET /debug/pools/watch               Server-Sent Events: `snapshot`, then `pools`, `pool` and `completeness`
-//                                        (?pool=<key> picks the pool whose detail is sent)
+//   GET /debug/pools/watch               Server-Sent Events: `snapshot`, then `pools`, `pool`, `completeness`,
+//                                        `regions` and `overview` (?pool=<key> picks the pool whose detail is sent)
 //   GET /debug/pools/:key                one pool in full for the page, the key URL-encoded (us-east-1%2Fllm%2Fllama-70b)
 import { Hono, type Context } from 'hono';
 import type { PoolState } from '../contract/index.js';
-import { describePool, type DebugPool } from '../debug/describe.js';
+import { describePool, type DebugPool, type DebugPoolList } from '../debug/describe.js';
 import type { DebugFeed } from '../debug/feed.js';
 import type { PageBundle } from '../debug/page-bundle.js';
 import type { DebugStreamEvent } from '../debug/types.js';
@@ -28,7 +29,14 @@ export function debugRoutes(join: Join): Hono {
     .get('/debug/pools', (c) => {
       const pools: DebugPool[] = [];
       for (const key of [...join.directory.keys()].sort()) pools.push(one(key));
-      return c.json({ complete: join.view.complete, reasons: join.view.reasons, pools });
+      const regions = join.hasRegions ? join.view.regions : undefined;
+      const body: DebugPoolList = {
+        complete: join.view.complete,
+        reasons: [...join.view.reasons],
+        ...(regions ? { regions: [...regions] } : {}),
+        pools,
+      };
+      return c.json(body);
     })
     .get('/debug/pools/:cluster_id/:namespace/:name', (c) => {
       const { cluster_id, namespace, name } = c.req.param();
@@ -84,9 +92,10 @@ export function debugPageRoutes(deps: DebugPageDeps): Hono {
 
 function watchDebug(c: Context, deps: DebugPageDeps): Response {
   const selected = c.req.query('pool') || null;
+  const snapshot = deps.feed.snapshot(selected);
   return queuedSse<DebugStreamEvent>(c, {
-    first: [{ kind: 'snapshot', data: deps.feed.snapshot(selected) }],
-    subscribe: (push) => deps.feed.subscribe(selected, push),
+    first: [{ kind: 'snapshot', data: snapshot }],
+    subscribe: (push) => deps.feed.subscribe(selected, push, snapshot),
     write: (stream, event) => stream.writeSSE({ event: event.kind, data: JSON.stringify(event.data) }),
     keepAliveMs: deps.keepAliveMs ?? 15_000,
     shutdown: deps.shutdown,

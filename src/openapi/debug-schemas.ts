@@ -2,10 +2,17 @@
 // by interfaces (src/http/debug.ts, src/debug/types.ts); the checks at the end make `tsc` fail when a
 // schema and its interface disagree, so the description cannot drift from what the routes return.
 import { z } from 'zod';
-import { POOL_STATES } from '../contract/index.js';
+import { POOL_STATES, regionStatusSchema } from '../contract/index.js';
 import { registrationSchema } from '../contract/registration.js';
-import type { DebugPool } from '../debug/describe.js';
-import type { DebugPoolDetail, DebugPoolSummary, MachineGraph } from '../debug/types.js';
+import type { DebugLease, DebugPool, DebugPoolList } from '../debug/describe.js';
+import {
+  OVERVIEW_STATES,
+  type DebugPoolDetail,
+  type DebugPoolSummary,
+  type DebugRegion,
+  type FleetOverview,
+  type MachineGraph,
+} from '../debug/types.js';
 
 const poolState = z.enum(POOL_STATES);
 
@@ -16,12 +23,22 @@ const historyEntry = z.object({
   to: poolState,
 });
 
+export const debugLeaseSchema = z
+  .object({
+    region: z.string().meta({ description: "the region whose store holds the lease ('' without regions)" }),
+    deadline_ms: z.number().meta({ description: "the deadline as last logged (that region's store clock, ms)" }),
+    changed_at_ms: z.number().meta({ description: "when the registration's content last changed there (store clock, ms)" }),
+    shown: z.boolean().meta({ description: 'its registration is the one shown: the latest content change, ties to the first region name' }),
+  })
+  .meta({ description: 'One live lease of the pool (docs/contract.md §7).' });
+
 export const debugPoolSchema = z.object({
   pool: z.string().meta({ description: 'cluster_id/namespace/name' }),
   state: poolState,
   since: z.string(),
   lease: z.enum(['none', 'live', 'lapsed']),
   lease_deadline_ms: z.number().nullable().meta({ description: 'the deadline the store last logged (store clock, ms)' }),
+  leases: z.array(debugLeaseSchema).meta({ description: 'every live lease, sorted by region' }),
   registration: registrationSchema.nullable(),
   relays: z.array(z.string()),
   frontends: z.array(z.string()),
@@ -32,6 +49,10 @@ export const debugPoolSchema = z.object({
 export const debugPoolListSchema = z.object({
   complete: z.boolean(),
   reasons: z.array(z.string()),
+  regions: z
+    .array(regionStatusSchema)
+    .optional()
+    .meta({ description: 'with regions configured only: the regions entries of GET /pools (docs/contract.md §7)' }),
   pools: z.array(debugPoolSchema),
 });
 
@@ -56,6 +77,29 @@ export const debugPoolSummarySchema = z.object({
   since_ms: z.number(),
   listed: z.boolean(),
   model: z.string().nullable(),
+  lease_regions: z.array(z.string()),
+});
+
+/** A region as the /debug page's strip shows it (the `regions` events of GET /debug/pools/watch). */
+export const debugRegionSchema = z.object({
+  name: z.string(),
+  home: z.boolean(),
+  status: z.enum(['starting', 'reading', 'refilling', 'unreachable', 'dropped']),
+  reason: z.string().nullable(),
+  unreachable_since_ms: z.number().nullable(),
+  refill_until_ms: z.number().nullable(),
+});
+
+const overviewRow = z.object({
+  region: z.string().nullable().meta({ description: 'null: pools holding no live lease' }),
+  counts: z.record(z.enum(OVERVIEW_STATES), z.number()),
+  total: z.number(),
+});
+
+/** The fleet overview of the /debug page (the `overview` events of GET /debug/pools/watch). */
+export const fleetOverviewSchema = z.object({
+  by_region: z.array(overviewRow),
+  by_model: z.array(z.object({ model: z.string().nullable(), rows: z.array(overviewRow) })),
 });
 
 export const machineGraphSchema = z.object({
@@ -81,7 +125,11 @@ export const machineGraphSchema = z.object({
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Expect<T extends true> = T;
 export type SchemasAgreeWithRoutes = [
+  Expect<Same<z.output<typeof debugLeaseSchema>, DebugLease>>,
   Expect<Same<z.output<typeof debugPoolSchema>, DebugPool>>,
+  Expect<Same<z.output<typeof debugPoolListSchema>, DebugPoolList>>,
+  Expect<Same<z.output<typeof debugRegionSchema>, DebugRegion>>,
+  Expect<Same<z.output<typeof fleetOverviewSchema>, FleetOverview>>,
   Expect<Same<z.output<typeof debugPoolDetailSchema>, DebugPoolDetail>>,
   Expect<Same<z.output<typeof debugPoolSummarySchema>, DebugPoolSummary>>,
   Expect<Same<z.output<typeof machineGraphSchema>, MachineGraph>>,

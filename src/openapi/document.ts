@@ -112,7 +112,7 @@ export function openApiDocument(options: OpenApiOptions): JsonObject {
           operationId: 'watchPools',
           summary: 'The listed pools as Server-Sent Events',
           description:
-            'event: resync (data: PoolList), then upsert (WatchUpsert) and delete (WatchDelete) per change, and a new resync when completeness changes or a source relists; id: the revision; a comment line at least every 15 s.',
+            'event: resync (data: PoolList), then upsert (WatchUpsert) and delete (WatchDelete) per change, and a new resync when completeness changes, a region’s entry turns complete, incomplete or dropped, or a source relists; id: the revision; a comment line at least every 15 s.',
           responses: { '200': sse('resync, upsert, delete') },
         },
       },
@@ -169,9 +169,9 @@ export function openApiDocument(options: OpenApiOptions): JsonObject {
           operationId: 'debugWatch',
           summary: 'What /debug follows, as Server-Sent Events',
           description:
-            'event: snapshot (completeness, pools: DebugPoolSummary[], selected: DebugPoolDetail | null), then pools ({upserted, removed}), pool ({pool: DebugPoolDetail | null}) for the selected pool, completeness ({complete, reasons}).',
+            'event: snapshot (completeness, pools: DebugPoolSummary[], selected: DebugPoolDetail | null, regions: RegionStatus[] | null, overview), then pools ({upserted, removed}), pool ({pool: DebugPoolDetail | null}) for the selected pool, completeness ({complete, reasons}), regions (each region\'s status, with regions configured) and overview (pool counts by region × state and by model) when they change.',
           parameters: [{ name: 'pool', in: 'query', required: false, schema: { type: 'string' }, description: 'the pool whose detail is sent' }],
-          responses: { '200': sse('snapshot, pools, pool, completeness') },
+          responses: { '200': sse('snapshot, pools, pool, completeness, regions, overview') },
         },
       },
       '/debug/pools/{key}': {

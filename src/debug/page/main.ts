@@ -1,11 +1,14 @@
-// The /debug page: reads the chart once (GET /debug/machine), then follows GET /debug/pools/watch.
+// The /debug page: reads the chart once (GET /debug/machine), then follows GET /debug/pools/watch: the
+// pools, the selected one, the regions strip and the fleet overview (docs/contract.md §7).
 // Selecting a pool reopens the stream with ?pool=<key>, so the server sends that pool's detail as it
 // changes; nothing is polled. The selection lives in the URL (#pool=<key>) so a link opens it.
 import type { DebugPoolDetail, DebugStreamEvents, GraphTransition, MachineGraph } from '../types.js';
 import { ChartView } from './chart.js';
 import { byId, el } from './dom.js';
+import { OverviewView } from './overview.js';
 import { PoolDetailView } from './pool-detail.js';
 import { PoolList } from './pool-list.js';
+import { RegionsStrip } from './regions-strip.js';
 
 /** Server clock minus browser clock, from the `now_ms` of the last message. */
 let clockOffset = 0;
@@ -22,7 +25,10 @@ async function start(): Promise<void> {
   const graph = (await response.json()) as MachineGraph;
   const chart = new ChartView(byId('chart'), graph);
   const transitions = new Map<string, GraphTransition>(graph.transitions.map((t) => [t.id, t]));
-  const detail = new PoolDetailView({ container: byId('detail'), transitions, serverNow });
+  let hasRegions = false;
+  const detail = new PoolDetailView({ container: byId('detail'), transitions, serverNow, hasRegions: () => hasRegions });
+  const strip = new RegionsStrip({ container: byId('regions'), serverNow });
+  const overview = new OverviewView({ container: byId('overview') });
   let selected = selectedFromUrl();
   let source: EventSource | undefined;
 
@@ -58,8 +64,21 @@ async function start(): Promise<void> {
       clockOffset = data.now_ms - Date.now();
       setConnection('live');
       showCompleteness(data);
+      hasRegions = data.regions !== null;
+      strip.show(data.regions);
+      overview.setRegions(data.regions);
+      overview.show(data.overview);
       list.replace(data.pools);
       showPool(data.selected);
+    });
+    on('regions', (data) => {
+      clockOffset = data.now_ms - Date.now();
+      strip.show(data.regions);
+      overview.setRegions(data.regions);
+    });
+    on('overview', (data) => {
+      clockOffset = data.now_ms - Date.now();
+      overview.show(data.overview);
     });
     on('pools', (data) => {
       clockOffset = data.now_ms - Date.now();
@@ -84,7 +103,10 @@ async function start(): Promise<void> {
     const key = selectedFromUrl();
     if (key !== selected) select(key);
   });
-  setInterval(() => detail.tick(), 200);
+  setInterval(() => {
+    detail.tick();
+    strip.tick();
+  }, 200);
   select(selected);
 }
 

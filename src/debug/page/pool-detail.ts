@@ -1,5 +1,6 @@
-// The selected pool: its state, lease countdown, registration, relays, frontends and the timeline of its
-// last transitions (newest first) with their causes.
+// The selected pool: its state, lease countdown, live leases by region (which one's registration is
+// shown, docs/contract.md §7), registration, relays, frontends and the timeline of its last transitions
+// (newest first) with their causes.
 import type { DebugPoolDetail, GraphTransition } from '../types.js';
 import { el, formatDuration, formatTime } from './dom.js';
 
@@ -8,6 +9,8 @@ export interface PoolDetailOptions {
   transitions: ReadonlyMap<string, GraphTransition>;
   /** The server's clock now (ms). */
   serverNow: () => number;
+  /** Regions are configured (each lease is then shown with its region). */
+  hasRegions: () => boolean;
 }
 
 export class PoolDetailView {
@@ -39,6 +42,7 @@ export class PoolDetailView {
         'dl',
         { class: 'facts' },
         ...fact('lease', el('span', {}, `${pool.lease} · lease ${formatDuration(pool.lease_ms)}`, pool.lease === 'live' ? el('span', {}, ' · deadline ', this.countdown) : null)),
+        ...(this.options.hasRegions() ? fact('leases', leases(pool)) : []),
         ...fact('registration', registration(pool)),
         ...fact('relays', list(pool.relays)),
         ...fact('frontends', list(pool.frontends)),
@@ -94,14 +98,39 @@ function list(items: string[]): Node | string {
   return items.length === 0 ? el('span', { class: 'muted' }, 'none') : el('ul', { class: 'plain' }, ...items.map((item) => el('li', {}, item)));
 }
 
+/** Each live lease with its region, the one whose registration is shown marked. */
+function leases(pool: DebugPoolDetail): Node | string {
+  if (pool.leases.length === 0) return el('span', { class: 'muted' }, 'none live');
+  return el(
+    'table',
+    { class: 'leases', title: "times on each region's store clock, as last logged: a renewal that changes nothing is not logged" },
+    el('thead', {}, el('tr', {}, el('th', {}, 'region'), el('th', {}, 'registration'), el('th', {}, 'content changed'), el('th', {}, 'deadline as logged'))),
+    el(
+      'tbody',
+      {},
+      ...pool.leases.map((lease) =>
+        el(
+          'tr',
+          { 'data-lease-region': lease.region, 'data-shown': String(lease.shown), class: lease.shown ? 'shown' : null },
+          el('td', { class: 'region-name' }, lease.region),
+          el('td', {}, lease.shown ? el('strong', {}, 'shown') : el('span', { class: 'muted' }, 'not shown')),
+          el('td', { class: 'time' }, formatTime(lease.changed_at_ms)),
+          el('td', { class: 'time' }, formatTime(lease.deadline_ms)),
+        ),
+      ),
+    ),
+  );
+}
+
 function registration(pool: DebugPoolDetail): Node | string {
   const r = pool.registration;
   if (!r) return el('span', { class: 'muted' }, 'none seen');
   const location = [r.location.region, r.location.zone].filter(Boolean).join(' / ');
+  const from = pool.leases.find((lease) => lease.shown && lease.region !== '');
   return el(
     'div',
     {},
-    el('div', {}, el('strong', {}, r.model)),
+    el('div', {}, el('strong', {}, r.model), from ? el('span', { class: 'muted', 'data-shown-from': from.region }, ` · from region ${from.region}`) : null),
     el('div', { class: 'muted' }, `capabilities: ${r.capabilities.join(', ') || 'none'}`),
     el('div', { class: 'muted' }, `capacity: ${r.capacity.map((c) => `${c.name}=${c.value}`).join(', ') || 'none'}`),
     location ? el('div', { class: 'muted' }, `location: ${location}`) : null,

@@ -1,4 +1,5 @@
 // Every pool this replica holds, grouped by state (in the chart's order), with counts and a filter.
+// With regions, each pool names the regions holding a live lease for it (docs/contract.md §7).
 import type { DebugPoolSummary } from '../types.js';
 import { el, formatTime } from './dom.js';
 
@@ -60,7 +61,7 @@ export class PoolList {
             const item = el(
               'li',
               { class: pool.pool === this.selected ? 'selected' : null, 'data-pool': pool.pool, 'data-state': pool.state },
-              el('button', { type: 'button' }, el('span', { class: 'key' }, pool.pool), el('span', { class: 'meta' }, `${pool.model ?? 'no registration'} · ${pool.listed ? 'listed' : 'not listed'} · since ${formatTime(pool.since_ms)}`)),
+              el('button', { type: 'button' }, el('span', { class: 'key' }, pool.pool), el('span', { class: 'meta' }, meta(pool))),
             );
             item.querySelector('button')!.addEventListener('click', () => this.options.onSelect(pool.pool));
             return item;
@@ -70,4 +71,10 @@ export class PoolList {
     );
     this.options.container.replaceChildren(...groups);
   }
+}
+
+function meta(pool: DebugPoolSummary): string {
+  const regions = pool.lease_regions.filter((region) => region !== '');
+  const where = regions.length > 0 ? ` · ${regions.join(' + ')}` : '';
+  return `${pool.model ?? 'no registration'} · ${pool.listed ? 'listed' : 'not listed'}${where} · since ${formatTime(pool.since_ms)}`;
 }
