@@ -1,4 +1,4 @@
-// The strict flag reading every command shares (CONTRACT.md §6): `--flag VALUE` or `--flag=VALUE`, a value
+// The strict flag reading every command shares (docs/contract.md §6): `--flag VALUE` or `--flag=VALUE`, a value
 // starting with '-' only in the `=` form, a flag never swallowing the next flag, no empty values, each
 // flag at most once, and each flag's POOLSCOPE_<FLAG> env variable under the command line. Each command
 // keeps its own table of flags (flag-table.ts for serve, commands/*-flags.ts for the others) and the

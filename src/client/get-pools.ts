@@ -48,7 +48,7 @@ export interface GetPoolsOptions extends HttpTransportOptions {
 /**
  * Reads the listed pools once, from the first replica that answers.
  *
- * Mind `complete`: when it is false the list may miss pools (CONTRACT.md §5); a caller that keeps a view
+ * Mind `complete`: when it is false the list may miss pools (docs/contract.md §5); a caller that keeps a view
  * should use {@link watchPools}, or {@link PoolMap.applyList}, which apply the merge rule (extended with
  * regions: a pool whose every lease region is `dropped` leaves, docs/contract.md §7).
  *

@@ -1,5 +1,5 @@
 // HTTP for the relay and the router client, on node:http/https rather than fetch: fetch cannot be given
-// a custom CA without undici's own Agent, and undici 8 does not run on Node 20 (STACK.md). One keep-alive
+// a custom CA without undici's own Agent, and undici 8 does not run on Node 20 (docs/design.md "Dependencies"). One keep-alive
 // agent per scheme, so a relay's heartbeats and a router's polls reuse their connection.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';

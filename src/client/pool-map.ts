@@ -1,4 +1,4 @@
-// The router's view of the listed pools under the caller merge rule (CONTRACT.md §5): a list with
+// The router's view of the listed pools under the caller merge rule (docs/contract.md §5): a list with
 // `complete: false` may miss pools, so pools it does not name are kept; only a complete list (or a
 // `delete` event) removes one. Extended with regions (docs/contract.md §7): a list also removes a pool it
 // does not name when every region of the pool's `lease_regions` is `dropped` in it, as the watch stream's

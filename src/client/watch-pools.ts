@@ -85,7 +85,7 @@ export interface PoolWatch {
  * ```
  *
  * On a `resync` or a polled list with `complete: false` it keeps the pools it knows that the list does
- * not name; it removes a pool only on a complete list or a `delete` event (CONTRACT.md §5), or, with
+ * not name; it removes a pool only on a complete list or a `delete` event (docs/contract.md §5), or, with
  * regions, on a list in which every region of the pool's `lease_regions` is `dropped` (docs/contract.md §7).
  *
  * @throws TypeError when `servers` is empty or holds something other than an http(s) URL.

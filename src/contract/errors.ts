@@ -1,4 +1,4 @@
-// The error body every route answers with: {"error": {"code", "message", "field"?}} (CONTRACT.md §5).
+// The error body every route answers with: {"error": {"code", "message", "field"?}} (docs/contract.md §5).
 import { z } from 'zod';
 
 export const errorBodySchema = z.object({

@@ -1,4 +1,4 @@
-// Pool keys: `cluster_id/namespace/name` (CONTRACT.md §1). The parts are DNS-1123 names, which
+// Pool keys: `cluster_id/namespace/name` (docs/contract.md §1). The parts are DNS-1123 names, which
 // cannot hold '/', so the joined form is unambiguous.
 
 export interface PoolId {

@@ -1,8 +1,8 @@
-// What routers read: the listed pool, the pool list and the watch events (CONTRACT.md §5).
+// What routers read: the listed pool, the pool list and the watch events (docs/contract.md §5).
 import { z } from 'zod';
 import { capacityItem, location } from './registration.js';
 
-/** The five states of CONTRACT.md §3, plus `absent`: neither side lists the pool (before it is first
+/** The five states of docs/contract.md §3, plus `absent`: neither side lists the pool (before it is first
  * seen in full, and after it left); an `absent` pool is kept for /debug only. */
 export const POOL_STATES = ['unregistered', 'one-sided', 'live', 'frontendless', 'lapsed', 'absent'] as const;
 export type PoolState = (typeof POOL_STATES)[number];

@@ -1,4 +1,4 @@
-// The PoolRelay's registration (CONTRACT.md §5, POST /pools): the only place its field rules live.
+// The PoolRelay's registration (docs/contract.md §5, POST /pools): the only place its field rules live.
 import { z } from 'zod';
 
 /** Longest DNS-1123 subdomain. */

@@ -1,4 +1,4 @@
-// The Hono app: every route of CONTRACT.md §5, one error renderer. No socket here (server.ts listens),
+// The Hono app: every route of docs/contract.md §5, one error renderer. No socket here (server.ts listens),
 // so tests drive it with app.request().
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';

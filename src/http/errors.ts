@@ -1,5 +1,5 @@
 // One error type for every route, rendered by one onError into the contract's body:
-// {"error": {"code", "message", "field"?}} (CONTRACT.md §5).
+// {"error": {"code", "message", "field"?}} (docs/contract.md §5).
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { ErrorBody, ErrorCode } from '../contract/index.js';

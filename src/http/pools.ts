@@ -1,4 +1,4 @@
-// The routers' and PoolRelays' API (CONTRACT.md §5), read like the table:
+// The routers' and PoolRelays' API (docs/contract.md §5), read like the table:
 //   POST /pools          a PoolRelay's heartbeat
 //   GET  /pools          the listed pools (?model=)
 //   GET  /pools/watch    the same, as Server-Sent Events

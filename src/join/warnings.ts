@@ -1,4 +1,4 @@
-// The warnings of CONTRACT.md §3: text with the likely cause first, and the fields the contract names.
+// The warnings of docs/contract.md §3: text with the likely cause first, and the fields the contract names.
 import type { PoolContext } from '../../machines/pool.machine.js';
 
 export type WarningKind = 'stuck_unregistered' | 'stuck_one_sided' | 'stuck_lapsed' | 'frontendless' | 'frontend_slice_without_port';

@@ -78,7 +78,7 @@ export function openApiDocument(options: OpenApiOptions): JsonObject {
       title: 'poolscope',
       version: options.version,
       description:
-        'Global pool discovery for model-serving pools. PoolRelays heartbeat registrations; routers read the listed pools. See CONTRACT.md.',
+        'Global pool discovery for model-serving pools. PoolRelays heartbeat registrations; routers read the listed pools. See docs/contract.md in the repository.',
     },
     components: {
       schemas: componentSchemas(),

@@ -24,7 +24,7 @@ export interface RelayOptions extends HttpTransportOptions {
    * as soon as one accepts. Default: none.
    */
   fallbackServers?: readonly string[];
-  /** The pool's registration (CONTRACT.md §5); checked at start. */
+  /** The pool's registration (docs/contract.md §5); checked at start. */
   registration: RegistrationInput;
   /** pino logger (default: silent). */
   logger?: Logger;
