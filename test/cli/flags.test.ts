@@ -1,4 +1,4 @@
-// Every rule of CONTRACT.md §6 for `poolscope serve` flags, accepted and refused, through parseServeFlags.
+// Every rule of docs/contract.md §6 for `poolscope serve` flags, accepted and refused, through parseServeFlags.
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

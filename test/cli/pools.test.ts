@@ -2,34 +2,16 @@
 // row per change, `deleted` for a removed pool) and -o json --watch (a JSON line per change); an
 // incomplete list is said on stderr; refusals exit 2 and an unreachable service exits 1.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main, type CliIo } from '../../src/cli/main.js';
-import { poolListSchema } from '../../src/contract/index.js';
-import { randomPrefix, startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
-import { postJson, registration } from '../support/service.js';
+import { main } from '../../src/cli/main.js';
+import { listPools, postJson } from '../support/http.js';
+import { captureCliIo } from '../support/logs.js';
+import { registration } from '../support/registration.js';
+import { startService, type TestService } from '../support/service.js';
+import { useRedis } from '../support/use-redis.js';
 import { waitFor } from '../support/wait.js';
-import { startService, type InProcessService } from '../relay/support.js';
-
-interface Captured {
-  io: CliIo;
-  out: () => string;
-  err: () => string;
-  stop: () => void;
-}
-
-function capture(): Captured {
-  let out = '';
-  let err = '';
-  const shutdown = new AbortController();
-  return {
-    io: { stdout: (t) => void (out += t), stderr: (t) => void (err += t), env: {}, shutdown: shutdown.signal },
-    out: () => out,
-    err: () => err,
-    stop: () => shutdown.abort(),
-  };
-}
 
 async function pools(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const c = capture();
+  const c = captureCliIo();
   const code = await main(['pools', ...args], c.io);
   return { code, out: c.out(), err: c.err() };
 }
@@ -69,36 +51,32 @@ const TABLE = [
 ].join('\n');
 
 describe('poolscope pools', () => {
-  let redis: PrivateRedis;
-  let service: InProcessService;
+  const redis = useRedis('pools-cli');
+  let service: TestService;
   let servers: string;
 
   beforeAll(async () => {
-    redis = await startPrivateRedis();
     service = await startService({
       registrationStorage: 'redis',
       redisUrl: redis.url,
-      redisPrefix: randomPrefix('pools-cli'),
+      redisPrefix: redis.prefix,
       leaseMs: 60_000,
     });
     servers = `--servers=${service.url}`;
     for (const body of KNOWN) expect((await postJson(service.url, body)).status).toBe(200);
     await waitFor(async () => {
-      const list = poolListSchema.parse(await (await fetch(`${service.url}/pools`)).json());
+      const list = await listPools(service.url);
       return list.complete && list.pools.length === 3;
     });
   });
-  afterAll(async () => {
-    await service?.stop();
-    await redis?.stop();
-  });
+  afterAll(() => service?.stop());
 
   it('prints a table ordered by key', async () => {
     expect(await pools([servers])).toEqual({ code: 0, out: TABLE, err: '' });
   });
 
   it('prints the body of GET /pools with -o json, and filters by --model', async () => {
-    const body = poolListSchema.parse(await (await fetch(`${service.url}/pools`)).json());
+    const body = await listPools(service.url);
     const result = await pools([servers, '-o', 'json']);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.out)).toEqual(body);
@@ -111,7 +89,7 @@ describe('poolscope pools', () => {
   });
 
   it('--watch prints the table, then a row per change as it comes, like kubectl get -w', async () => {
-    const c = capture();
+    const c = captureCliIo();
     const running = main(['pools', servers, '--watch'], c.io);
     try {
       await waitFor(() => c.out() === TABLE);
@@ -128,7 +106,7 @@ describe('poolscope pools', () => {
   });
 
   it('-o json --watch prints one JSON line per change, the first list as added', async () => {
-    const c = capture();
+    const c = captureCliIo();
     const running = main(['pools', servers, '-w', '-o', 'json', '--model', 'mistralai/Mixtral-8x7B-Instruct-v0.1'], c.io);
     try {
       await waitFor(() => c.out().split('\n').length === 2);

@@ -1,4 +1,4 @@
-// The caller merge rule (CONTRACT.md §5) as PoolMap applies it, one edge case a test.
+// The caller merge rule (docs/contract.md §5) as PoolMap applies it, one edge case a test.
 import { describe, expect, it } from 'vitest';
 import { PoolMap } from '../../src/client/pool-map.js';
 import type { ListedPool } from '../../src/contract/index.js';

@@ -3,10 +3,11 @@
 // stream, reconnects after an event the contract refuses (logged), and stops on close().
 import { afterEach, describe, expect, it } from 'vitest';
 import { watchPools, type PoolChange, type PoolWatch, type WatchStatus } from '../../src/client/index.js';
+import { postJson } from '../support/http.js';
 import { captureLogs } from '../support/logs.js';
-import { postJson, registration } from '../support/service.js';
+import { registration } from '../support/registration.js';
+import { startService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
-import { startService } from '../relay/support.js';
 import { startProxy } from './support.js';
 
 const running: { stop(): Promise<void> }[] = [];

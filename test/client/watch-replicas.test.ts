@@ -1,14 +1,14 @@
 // watchPools() against `poolscope serve` processes: it switches to another replica when its replica dies;
 // across a replica restart (memory store) and across a Redis outage with a restart in the middle, it
 // keeps known pools while `complete` is false and removes a lapsed pool only once a list is complete.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { watchPools, type PoolChange, type PoolWatch, type WatchStatus } from '../../src/client/index.js';
 import { startRelay, type Relay } from '../../src/relay/index.js';
-import { freePort, startPoolscope, type PoolscopeProcess } from '../support/process.js';
-import { randomPrefix, startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
-import { waitFor } from '../support/wait.js';
+import { freePort, redisReplicaFlags, startPoolscope, type PoolscopeProcess } from '../support/process.js';
+import { registration } from '../support/registration.js';
+import { useRedis } from '../support/use-redis.js';
+import { throughout, waitFor } from '../support/wait.js';
 import { spawnReplica, type ReplicaProcess } from './support.js';
-import { relayRegistration } from '../relay/support.js';
 
 const LEASE_MS = 2000;
 const TIMING = [`--lease-duration-secs=${LEASE_MS / 1000}`, '--heartbeat-interval-secs=0.4'];
@@ -35,7 +35,7 @@ function follow(servers: string[]): Timeline {
 }
 
 function relay(server: string | string[], name: string): Relay {
-  const r = startRelay({ servers: Array.isArray(server) ? server : [server], registration: relayRegistration({ name }), backoff: { initialMs: 100 } });
+  const r = startRelay({ servers: Array.isArray(server) ? server : [server], registration: registration({ name }), backoff: { initialMs: 100 } });
   stoppers.push(() => r.stop());
   return r;
 }
@@ -44,19 +44,10 @@ const removed = (t: Timeline, name: string) => t.changes.filter((c) => c.type ==
 const knows = (t: Timeline, name: string) => t.watch.get(`us-east-1/llm/${name}`) !== undefined;
 
 describe('on one Redis', () => {
-  let redis: PrivateRedis;
-  let prefix: string;
-  beforeAll(async () => {
-    redis = await startPrivateRedis();
-  });
-  afterAll(async () => {
-    redis?.resume();
-    await redis?.stop();
-  });
-  const args = () => ['--registration-storage=redis', `--redis-url=${redis.url}`, `--redis-prefix=${prefix}`, '--redis-command-timeout-ms=300', ...TIMING];
+  const redis = useRedis('watch');
+  const args = () => [...redisReplicaFlags(redis, redis.prefix), ...TIMING];
 
   it('switches to another replica when its replica dies, losing no pool', async () => {
-    prefix = randomPrefix('watch-switch');
     const [a, b] = await Promise.all([startPoolscope(args()), startPoolscope(args())]);
     stoppers.push(() => a.stop('SIGKILL'), () => b.stop('SIGKILL'));
     relay(b.url, 'p1');
@@ -71,7 +62,6 @@ describe('on one Redis', () => {
   });
 
   it('across a Redis outage and a restart of its replica, keeps known pools while incomplete; drops the lapsed one only on a complete list', async () => {
-    prefix = randomPrefix('watch-outage');
     const port = await freePort();
     let a: ReplicaProcess = await spawnReplica(args(), port);
     const b: PoolscopeProcess = await startPoolscope(args());
@@ -95,9 +85,10 @@ describe('on one Redis', () => {
     expect(t.watch.status.complete).toBe(false);
     const empty = await (await fetch(`${a.url}/pools`)).json();
     expect(empty).toMatchObject({ complete: false, pools: [] });
-    // Longer than a lease on the frozen store: both pools kept.
-    await new Promise((resolve) => setTimeout(resolve, LEASE_MS));
-    expect(knows(t, 'stays') && knows(t, 'lapses')).toBe(true);
+    // Longer than a lease on the frozen store: both pools kept throughout.
+    const bothKnown = () => expect(knows(t, 'stays') && knows(t, 'lapses')).toBe(true);
+    await throughout(LEASE_MS, 100, bothKnown);
+    bothKnown();
     expect(t.changes.filter((c) => c.type === 'removed')).toEqual([]);
 
     redis.resume();

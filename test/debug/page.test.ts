@@ -6,12 +6,12 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { poolMachine } from '../../machines/pool.machine.js';
+import { postJson } from '../support/http.js';
 import { REPO_ROOT } from '../support/process.js';
-import { postJson, registration } from '../support/service.js';
-import { waitFor } from '../support/wait.js';
+import { registration } from '../support/registration.js';
+import { startService, type TestService } from '../support/service.js';
 import { chartFromConfig, transitionString } from './support/chart-config.js';
 import { launchChromium, openRecordedPage, type RecordedPage } from './support/chromium.js';
-import { startObservedService, type ObservedService } from './support/observed-service.js';
 
 const LEASE_MS = 1500;
 const ARTIFACTS = join(REPO_ROOT, 'test-artifacts');
@@ -19,12 +19,12 @@ const KEY = 'us-east-1/llm/llama-70b';
 
 describe('GET /debug in a browser', () => {
   let browser: Browser;
-  let svc: ObservedService;
+  let svc: TestService;
   let heartbeats: NodeJS.Timeout | undefined;
 
   beforeAll(async () => {
     browser = await launchChromium();
-    svc = await startObservedService({ leaseMs: LEASE_MS, keepAliveMs: 1000 });
+    svc = await startService({ leaseMs: LEASE_MS, keepAliveMs: 1000 });
   });
   afterAll(async () => {
     if (heartbeats) clearInterval(heartbeats);
@@ -120,11 +120,11 @@ describe('GET /debug in a browser', () => {
 
 describe('GET /debug while the view is incomplete', () => {
   let browser: Browser;
-  let svc: ObservedService;
+  let svc: TestService;
   beforeAll(async () => {
     browser = await launchChromium();
     // The memory store is incomplete for one lease after start: long enough to load the page in.
-    svc = await startObservedService({ leaseMs: 4000 });
+    svc = await startService({ leaseMs: 4000 });
   });
   afterAll(async () => {
     await browser?.close();

@@ -6,12 +6,13 @@ import { dirname, join, resolve } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PoolEndpoints } from '../../src/kube/types.js';
+import { postJson } from '../support/http.js';
 import { REPO_ROOT } from '../support/process.js';
-import { postJson, registration } from '../support/service.js';
+import { registration } from '../support/registration.js';
+import { startService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 import { launchChromium, openRecordedPage } from './support/chromium.js';
 import { FedSlices } from './support/fed-slices.js';
-import { startObservedService, type ObservedService } from './support/observed-service.js';
 
 const LEASE_MS = 1500;
 const OUTPUT = process.env.POOLSCOPE_SCREENSHOT_TO
@@ -32,13 +33,13 @@ const id = (key: string) => {
 
 describe('GET /debug with pools in every state', () => {
   let browser: Browser;
-  let svc: ObservedService;
+  let svc: TestService;
   const slices = new FedSlices();
   let heartbeats: NodeJS.Timeout | undefined;
 
   beforeAll(async () => {
     browser = await launchChromium();
-    svc = await startObservedService({ leaseMs: LEASE_MS, poolDiscovery: 'mcs', slices });
+    svc = await startService({ leaseMs: LEASE_MS, poolDiscovery: 'mcs', slices });
   });
   afterAll(async () => {
     if (heartbeats) clearInterval(heartbeats);

@@ -8,7 +8,7 @@ import { builtinModules } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/service/config.js';
-import { startService } from '../relay/support.js';
+import { startService } from '../support/service.js';
 import { REPO_ROOT, readYamlDocuments } from './support.js';
 
 interface Instruction {

@@ -13,7 +13,7 @@ import { parseRelayFlags } from '../../src/cli/commands/relay-flags.js';
 import { SERVE_FLAGS } from '../../src/cli/flag-table.js';
 import { parseServeFlags } from '../../src/cli/flags.js';
 import { startPoolscope, type PoolscopeProcess } from '../support/process.js';
-import { randomPrefix, startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
+import { useRedis } from '../support/use-redis.js';
 import { waitFor } from '../support/wait.js';
 import { validateK8sObject, type K8sObject } from './k8s-validate.js';
 import { flagNames, hasCommand, helpFlags, parseYamlDocuments, readYamlDocuments, REPO_ROOT } from './support.js';
@@ -187,20 +187,16 @@ describe('deploy/ manifests', () => {
     });
 
     describe('the binary started with these flags', () => {
-      let redis: PrivateRedis;
+      const redis = useRedis('deploy');
       let replica: PoolscopeProcess;
       beforeAll(async () => {
         const buildError = inject('buildError');
         if (buildError !== null) throw new Error(buildError);
-        redis = await startPrivateRedis();
         // The manifest's flags, with the Redis of this test and a free local port instead of 0.0.0.0:8080.
         const local = args.slice(1).filter((a) => !a.startsWith('--listen'));
-        replica = await startPoolscope([...local, `--redis-prefix=${randomPrefix('deploy')}`], { env: { ...env, POOLSCOPE_REDIS_URL: redis.url } });
+        replica = await startPoolscope([...local, `--redis-prefix=${redis.prefix}`], { env: { ...env, POOLSCOPE_REDIS_URL: redis.url } });
       });
-      afterAll(async () => {
-        await replica?.stop();
-        await redis?.stop();
-      });
+      afterAll(() => replica?.stop());
 
       it('answers both probes with 200', async () => {
         const readiness = container.readinessProbe!.httpGet!.path;

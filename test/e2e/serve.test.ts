@@ -2,10 +2,11 @@
 // heartbeats at the interval the reply gives; the pool stays listed while heartbeats flow and leaves
 // within lease + 1 s after they stop; SIGTERM drains and exits 0.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { heartbeatReplySchema, poolListSchema } from '../../src/contract/index.js';
+import { heartbeatReplySchema } from '../../src/contract/index.js';
+import { listPools, postJson } from '../support/http.js';
 import { startPoolscope, type PoolscopeProcess } from '../support/process.js';
-import { registration } from '../support/service.js';
-import { waitFor } from '../support/wait.js';
+import { registration } from '../support/registration.js';
+import { throughout, waitFor } from '../support/wait.js';
 
 const LEASE_SECS = 1.5;
 
@@ -18,8 +19,7 @@ describe('poolscope serve (the binary)', () => {
     await svc.stop('SIGKILL');
   });
 
-  const names = async () =>
-    poolListSchema.parse(await (await fetch(`${svc.url}/pools`)).json()).pools.map((p) => p.name);
+  const names = async () => (await listPools(svc.url)).pools.map((p) => p.name);
 
   it('logs one start line with the listen address, mode and store', async () => {
     await waitFor(() => svc.logs.some((l) => l.msg === 'poolscope serving'), { message: 'the start line' });
@@ -40,11 +40,7 @@ describe('poolscope serve (the binary)', () => {
     const beat = async () => {
       await Promise.all(
         pools.map(async (name) => {
-          const response = await fetch(`${svc.url}/pools`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify(registration({ name })),
-          });
+          const response = await postJson(svc.url, registration({ name }));
           expect(response.status).toBe(200);
           intervalMs = heartbeatReplySchema.parse(await response.json()).heartbeat_interval_ms;
         }),
@@ -55,12 +51,10 @@ describe('poolscope serve (the binary)', () => {
     expect(intervalMs).toBe(500);
     await waitFor(async () => (await names()).length === 3, { message: 'three pools listed' });
     // Heartbeat for three lease durations at the interval the reply named; the pools never leave.
-    const until = Date.now() + 3 * LEASE_SECS * 1000;
-    while (Date.now() < until) {
-      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    await throughout(3 * LEASE_SECS * 1000, intervalMs, async () => {
       await beat();
       expect(await names()).toEqual(pools);
-    }
+    });
     const stoppedAt = lastBeat;
     await waitFor(async () => (await names()).length === 0, {
       timeoutMs: LEASE_SECS * 1000 + 1000 + 500,

@@ -1,10 +1,12 @@
-// POST /pools: every status code and field rule of CONTRACT.md §5; a refused request changes nothing.
+// POST /pools: every status code and field rule of docs/contract.md §5; a refused request changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorBodySchema, heartbeatReplySchema, poolListSchema } from '../../src/contract/index.js';
+import { errorBodySchema, heartbeatReplySchema } from '../../src/contract/index.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 import { StoreUnavailableError, type RegistrationStore } from '../../src/store/types.js';
+import { listPools, postJson } from '../support/http.js';
+import { REGISTRATION, registration } from '../support/registration.js';
+import { startService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
-import { postJson, registration, startTestService, type TestService } from '../support/service.js';
 
 const long = (n: number) => 'a'.repeat(n);
 
@@ -50,7 +52,7 @@ const BAD_BODIES: [string, unknown, string | undefined, string][] = [
 describe('POST /pools', () => {
   let svc: TestService;
   beforeAll(async () => {
-    svc = await startTestService({ leaseMs: 15_000, heartbeatIntervalMs: 5000 });
+    svc = await startService({ leaseMs: 15_000, heartbeatIntervalMs: 5000, socket: false });
   });
   afterAll(() => svc.stop());
 
@@ -59,7 +61,7 @@ describe('POST /pools', () => {
   }
 
   it.each(BAD_BODIES)('refuses %s with 400 naming the field, storing nothing', async (_what, body, field, code) => {
-    const response = await postJson(svc.url, JSON.stringify(body));
+    const response = await postJson(svc.app, JSON.stringify(body));
     expect(response.status).toBe(400);
     expect(response.headers.get('content-type')).toMatch(/application\/json/);
     const error = errorBodySchema.parse(await response.json()).error;
@@ -70,7 +72,7 @@ describe('POST /pools', () => {
   });
 
   it('refuses malformed JSON with invalid_json and no field', async () => {
-    const response = await postJson(svc.url, '{"cluster_id": ');
+    const response = await postJson(svc.app, '{"cluster_id": ');
     expect(response.status).toBe(400);
     const { error } = errorBodySchema.parse(await response.json());
     expect(error.code).toBe('invalid_json');
@@ -80,7 +82,7 @@ describe('POST /pools', () => {
 
   it('refuses a body over 64 KiB with 413', async () => {
     const body = JSON.stringify(registration({ model: 'm', capabilities: [long(500)] })) + ' '.repeat(64 * 1024);
-    const response = await postJson(svc.url, body);
+    const response = await postJson(svc.app, body);
     expect(response.status).toBe(413);
     expect(errorBodySchema.parse(await response.json()).error.code).toBe('payload_too_large');
     expect(await storedKeys()).toEqual([]);
@@ -95,7 +97,7 @@ describe('POST /pools', () => {
         else controller.close();
       },
     });
-    const response = await fetch(`${svc.url}/pools`, {
+    const response = await svc.app.request('/pools', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: stream,
@@ -108,7 +110,7 @@ describe('POST /pools', () => {
   it.each([['text/plain'], ['multipart/form-data; boundary=x'], [undefined]])(
     'refuses content type %s with 415',
     async (type) => {
-      const response = await fetch(`${svc.url}/pools`, {
+      const response = await svc.app.request('/pools', {
         method: 'POST',
         headers: type ? { 'content-type': type } : {},
         body: new Blob([JSON.stringify(registration())]),
@@ -120,7 +122,7 @@ describe('POST /pools', () => {
   );
 
   it('answers 200 with the pool key, lease and heartbeat interval, and the pool is listed', async () => {
-    const response = await postJson(svc.url, registration());
+    const response = await postJson(svc.app, registration());
     expect(response.status).toBe(200);
     expect(heartbeatReplySchema.parse(await response.json())).toEqual({
       pool: 'us-east-1/llm/llama-70b',
@@ -128,31 +130,22 @@ describe('POST /pools', () => {
       heartbeat_interval_ms: 5000,
     });
     const list = await waitFor(async () => {
-      const body = poolListSchema.parse(await (await fetch(`${svc.url}/pools`)).json());
+      const body = await listPools(svc.app);
       return body.pools.length === 1 && body;
     });
-    expect(list.pools[0]).toEqual({
-      cluster_id: 'us-east-1',
-      namespace: 'llm',
-      name: 'llama-70b',
-      model: 'meta-llama/Llama-3.1-70B-Instruct',
-      capabilities: ['chat', 'kv-routing'],
-      capacity: [{ name: 'gpus', value: 8 }],
-      location: { region: 'us-east-1', zone: 'us-east-1a' },
-      relays: ['http://10.0.0.9:9000'],
-      frontends: ['http://10.0.0.7:8000'],
-      state: 'live',
-    });
+    // Every field as sent, the one `relay` as `relays`.
+    const { relay, ...sent } = REGISTRATION;
+    expect(list.pools[0]).toEqual({ ...sent, relays: [relay], state: 'live' });
   });
 
   it('takes a curl -d body (form content type) as JSON, strictly', async () => {
-    const ok = await fetch(`${svc.url}/pools`, {
+    const ok = await svc.app.request('/pools', {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: JSON.stringify(registration({ name: 'curl-pool' })),
     });
     expect(ok.status).toBe(200);
-    const form = await fetch(`${svc.url}/pools`, {
+    const form = await svc.app.request('/pools', {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: 'cluster_id=a&name=b',
@@ -162,7 +155,7 @@ describe('POST /pools', () => {
   });
 
   it('applies the defaults of optional fields', async () => {
-    const response = await postJson(svc.url, {
+    const response = await postJson(svc.app, {
       cluster_id: 'eu-west-2',
       namespace: 'llm',
       name: 'minimal',
@@ -170,7 +163,7 @@ describe('POST /pools', () => {
     });
     expect(response.status).toBe(200);
     const pool = await waitFor(async () => {
-      const body = poolListSchema.parse(await (await fetch(`${svc.url}/pools?model=m`)).json());
+      const body = await listPools(svc.app, '?model=m');
       return body.pools[0];
     });
     expect(pool).toMatchObject({ capabilities: [], capacity: [], location: {}, relays: [], frontends: [], state: 'frontendless' });
@@ -180,7 +173,7 @@ describe('POST /pools', () => {
 describe('POST /pools with bearer tokens', () => {
   let svc: TestService;
   beforeAll(async () => {
-    svc = await startTestService({ authTokens: ['s3cret-token', 'second.token'] });
+    svc = await startService({ authTokens: ['s3cret-token', 'second.token'], socket: false });
   });
   afterAll(() => svc.stop());
 
@@ -190,15 +183,15 @@ describe('POST /pools with bearer tokens', () => {
     ['a malformed header', { authorization: 'Basic abc' }],
     ['a token with spaces', { authorization: 'Bearer a b' }],
   ])('answers 401 for %s and stores nothing', async (_what, headers) => {
-    const response = await postJson(svc.url, registration(), headers as Record<string, string>);
+    const response = await postJson(svc.app, registration(), headers as Record<string, string>);
     expect(response.status).toBe(401);
     expect(errorBodySchema.parse(await response.json()).error.code).toBe('unauthorized');
     expect((await svc.store.snapshot()).records).toEqual([]);
   });
 
   it('accepts any configured token; GET stays open', async () => {
-    expect((await postJson(svc.url, registration(), { authorization: 'Bearer second.token' })).status).toBe(200);
-    expect((await fetch(`${svc.url}/pools`)).status).toBe(200);
+    expect((await postJson(svc.app, registration(), { authorization: 'Bearer second.token' })).status).toBe(200);
+    expect((await svc.app.request('/pools')).status).toBe(200);
   });
 });
 
@@ -214,15 +207,16 @@ function unreachableStore(): RegistrationStore {
     snapshot: () => inner.snapshot(),
     watch: (position, signal) => inner.watch(position, signal),
     sweep: () => inner.sweep(),
+    dueLapses: (graceMs) => inner.dueLapses(graceMs),
     close: () => inner.close(),
   };
 }
 
 describe('POST /pools when the store cannot be reached', () => {
   it('answers 503 store_unavailable', async () => {
-    const svc = await startTestService({ store: unreachableStore() });
+    const svc = await startService({ store: unreachableStore(), socket: false });
     try {
-      const response = await postJson(svc.url, registration());
+      const response = await postJson(svc.app, registration());
       expect(response.status).toBe(503);
       const { error } = errorBodySchema.parse(await response.json());
       expect(error.code).toBe('store_unavailable');

@@ -3,25 +3,27 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorBodySchema } from '../../src/contract/index.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 import { StoreUnavailableError, type RegistrationStore } from '../../src/store/types.js';
-import { postJson, registration, startTestService, type TestService } from '../support/service.js';
+import { postJson } from '../support/http.js';
+import { registration } from '../support/registration.js';
+import { startService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 
 describe('operations routes', () => {
   let svc: TestService;
   beforeAll(async () => {
-    svc = await startTestService({ leaseMs: 300, sweepIntervalMs: 25 });
+    svc = await startService({ leaseMs: 300, join: { sweepIntervalMs: 25 }, socket: false });
   });
   afterAll(() => svc.stop());
 
   it('healthz answers 200 and readyz 200 once the store was read', async () => {
-    expect((await fetch(`${svc.url}/healthz`)).status).toBe(200);
-    await waitFor(async () => (await fetch(`${svc.url}/readyz`)).status === 200, { message: 'ready' });
+    expect((await svc.app.request('/healthz')).status).toBe(200);
+    await waitFor(async () => (await svc.app.request('/readyz')).status === 200, { message: 'ready' });
   });
 
   it('debug/pools shows a pool with its live → lapsed history, and one pool by key', async () => {
-    await postJson(svc.url, registration({ name: 'debugged' }));
+    await postJson(svc.app, registration({ name: 'debugged' }));
     const pool = await waitFor(async () => {
-      const body = (await (await fetch(`${svc.url}/debug/pools/us-east-1/llm/debugged`)).json()) as {
+      const body = (await (await svc.app.request('/debug/pools/us-east-1/llm/debugged')).json()) as {
         state: string;
         history: { event: string; from: string; to: string; at: string }[];
       };
@@ -32,15 +34,15 @@ describe('operations routes', () => {
       ['LEASE_LAPSED', 'live', 'lapsed'],
     ]);
     expect(Number.isNaN(Date.parse(pool.history[0]!.at))).toBe(false);
-    const all = (await (await fetch(`${svc.url}/debug/pools`)).json()) as { pools: { pool: string }[] };
+    const all = (await (await svc.app.request('/debug/pools')).json()) as { pools: { pool: string }[] };
     expect(all.pools.map((p) => p.pool)).toContain('us-east-1/llm/debugged');
-    const missing = await fetch(`${svc.url}/debug/pools/x/y/z`);
+    const missing = await svc.app.request('/debug/pools/x/y/z');
     expect(missing.status).toBe(404);
     expect(errorBodySchema.parse(await missing.json()).error.code).toBe('not_found');
   });
 
   it('answers unknown routes with 404 in the error shape', async () => {
-    const response = await fetch(`${svc.url}/nothing-here`);
+    const response = await svc.app.request('/nothing-here');
     expect(response.status).toBe(404);
     expect(errorBodySchema.parse(await response.json()).error.code).toBe('not_found');
   });
@@ -67,16 +69,17 @@ describe('operations routes while the store cannot be read', () => {
         }
       },
       sweep: () => inner.sweep(),
+    dueLapses: (graceMs) => inner.dueLapses(graceMs),
       close: () => inner.close(),
     };
-    const svc = await startTestService({ store, leaseMs: 300 });
+    const svc = await startService({ store, leaseMs: 300, socket: false });
     try {
-      await waitFor(async () => (await fetch(`${svc.url}/readyz`)).status === 200);
+      await waitFor(async () => (await svc.app.request('/readyz')).status === 200);
       broken = true;
       // Wake the watch so it notices (a real store's watch fails by itself).
       await inner.heartbeat({ cluster_id: 'c', namespace: 'n', name: 'x', model: 'm', capabilities: [], capacity: [], location: {}, frontends: [] });
       const response = await waitFor(async () => {
-        const r = await fetch(`${svc.url}/healthz`);
+        const r = await svc.app.request('/healthz');
         return r.status === 503 && r;
       });
       const { error } = errorBodySchema.parse(await response.json());

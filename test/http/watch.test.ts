@@ -1,9 +1,11 @@
 // GET /pools and GET /pools/watch: the SSE stream sees resync, upsert on register, delete on lapse,
 // with the same content as GET /pools, and keep-alive comments.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { poolListSchema, watchEventSchemas, type PoolList } from '../../src/contract/index.js';
+import { watchEventSchemas, type PoolList } from '../../src/contract/index.js';
+import { listPools, postJson } from '../support/http.js';
+import { registration } from '../support/registration.js';
+import { startService, type TestService } from '../support/service.js';
 import { SseReader } from '../support/sse.js';
-import { postJson, registration, startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 
 const LEASE_MS = 400;
@@ -11,17 +13,16 @@ const LEASE_MS = 400;
 describe('GET /pools/watch', () => {
   let svc: TestService;
   beforeAll(async () => {
-    svc = await startTestService({ leaseMs: LEASE_MS, keepAliveMs: 100, sweepIntervalMs: 25 });
+    svc = await startService({ leaseMs: LEASE_MS, keepAliveMs: 100, join: { sweepIntervalMs: 25 }, socket: false });
   });
   afterAll(() => svc.stop());
 
-  const getPools = async (query = ''): Promise<PoolList> =>
-    poolListSchema.parse(await (await fetch(`${svc.url}/pools${query}`)).json());
+  const getPools = (query = ''): Promise<PoolList> => listPools(svc.app, query);
 
   it('streams resync first, upsert on register, delete on lapse, matching GET /pools', async () => {
     // After the memory store's one-lease warm-up, so no completeness change bumps the revision meanwhile.
     await waitFor(async () => (await getPools()).complete, { message: 'warm-up over' });
-    const sse = await SseReader.open(`${svc.url}/pools/watch`);
+    const sse = await SseReader.open(svc.app, '/pools/watch');
     try {
       await waitFor(() => sse.messages.length >= 1, { message: 'first resync' });
       expect(sse.messages[0]!.event).toBe('resync');
@@ -29,7 +30,7 @@ describe('GET /pools/watch', () => {
       expect(sse.messages[0]!.id).toBe(first.revision);
       expect(first.pools).toEqual([]);
 
-      expect((await postJson(svc.url, registration())).status).toBe(200);
+      expect((await postJson(svc.app, registration())).status).toBe(200);
       const upsert = await waitFor(() => sse.of('upsert')[0], { message: 'upsert' });
       const upserted = watchEventSchemas.upsert.parse(upsert.data);
       expect(upsert.id).toBe(upserted.revision);
@@ -53,9 +54,9 @@ describe('GET /pools/watch', () => {
 
   it('sends a new resync when completeness changes', async () => {
     // The memory store's warm-up (one lease after start) has passed by now, so a fresh service shows the change.
-    const fresh = await startTestService({ leaseMs: LEASE_MS, sweepIntervalMs: 25 });
+    const fresh = await startService({ leaseMs: LEASE_MS, join: { sweepIntervalMs: 25 }, socket: false });
     try {
-      const sse = await SseReader.open(`${fresh.url}/pools/watch`);
+      const sse = await SseReader.open(fresh.app, '/pools/watch');
       const resyncs = await waitFor(() => {
         const all = sse.of('resync').map((m) => watchEventSchemas.resync.parse(m.data));
         return all.some((r) => r.complete) && all;
@@ -69,11 +70,11 @@ describe('GET /pools/watch', () => {
 
   it('filters GET /pools by model', async () => {
     // A lease long enough that nothing lapses while the test reads.
-    const long = await startTestService({ leaseMs: 60_000 });
+    const long = await startService({ leaseMs: 60_000, socket: false });
     try {
-      const list = async (query = '') => poolListSchema.parse(await (await fetch(`${long.url}/pools${query}`)).json());
-      await postJson(long.url, registration({ name: 'a', model: 'model-a' }));
-      await postJson(long.url, registration({ name: 'b', model: 'model-b' }));
+      const list = (query = '') => listPools(long.app, query);
+      await postJson(long.app, registration({ name: 'a', model: 'model-a' }));
+      await postJson(long.app, registration({ name: 'b', model: 'model-b' }));
       await waitFor(async () => (await list()).pools.length === 2);
       expect((await list('?model=model-a')).pools.map((p) => p.name)).toEqual(['a']);
       expect((await list('?model=nothing')).pools).toEqual([]);
@@ -84,8 +85,8 @@ describe('GET /pools/watch', () => {
   });
 
   it('ends watch streams when the service drains', async () => {
-    const fresh = await startTestService({ leaseMs: LEASE_MS });
-    const sse = await SseReader.open(`${fresh.url}/pools/watch`);
+    const fresh = await startService({ leaseMs: LEASE_MS, socket: false });
+    const sse = await SseReader.open(fresh.app, '/pools/watch');
     await waitFor(() => sse.messages.length >= 1);
     await fresh.stop();
     await waitFor(() => sse.ended, { message: 'stream end' });

@@ -1,13 +1,15 @@
 // The join in `mcs` mode: a pool is listed only when both sides agree (a live lease in the memory store
 // and a Ready PoolRelay from the slice source, driven here by hand); MCS gives the addresses, the lease
-// the rest. A relist drops pools through one resync, never a delete (CONTRACT.md §2, §3, §5).
+// the rest. A relist drops pools through one resync, never a delete (docs/contract.md §2, §3, §5).
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WatchEvent } from '../../src/contract/index.js';
 import { Join } from '../../src/join/join.js';
 import type { PoolEndpoints } from '../../src/kube/types.js';
 import { createMemoryStore } from '../../src/store/memory.js';
-import { registration } from '../machines/pool-events.js';
-import { DelegatingStore, HandDrivenSliceSource, eventually, silentLogger } from './support.js';
+import { silentLogger } from '../support/logs.js';
+import { registration } from '../support/registration.js';
+import { eventually } from '../support/wait.js';
+import { DelegatingStore, HandDrivenSliceSource } from './support.js';
 
 // Long enough that no lease lapses during a test; no warmup (the delegating store says it keeps leases).
 const LEASE_MS = 60_000;
@@ -137,8 +139,8 @@ describe('Join (mcs, hand-driven slices)', () => {
     await eventually(() => expect(names()).toEqual(['joined']));
     expect(stateOf('one-sided')).toBe('one-sided');
 
-    await eventually(() => expect(names()).toEqual([]), shortLeaseMs + 1000);
-    await eventually(() => expect(stateOf('one-sided')).toBe('absent'), shortLeaseMs + 1000);
+    await eventually(() => expect(names()).toEqual([]), { timeoutMs: shortLeaseMs + 1000 });
+    await eventually(() => expect(stateOf('one-sided')).toBe('absent'), { timeoutMs: shortLeaseMs + 1000 });
     expect(stateOf('joined')).toBe('lapsed');
     expect(events.filter((e) => e.kind === 'delete').map((e) => e.data.pool.name)).toEqual(['joined']);
   });

@@ -6,8 +6,10 @@ import type { WatchEvent } from '../../src/contract/index.js';
 import { Join } from '../../src/join/join.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 import { StoreUnavailableError, type RegistrationStore } from '../../src/store/types.js';
-import { registration } from '../machines/pool-events.js';
-import { DelegatingStore, eventually, silentLogger } from './support.js';
+import { silentLogger } from '../support/logs.js';
+import { registration } from '../support/registration.js';
+import { eventually, throughout } from '../support/wait.js';
+import { DelegatingStore } from './support.js';
 
 const LEASE_MS = 300;
 const running: Array<{ join: Join; store: RegistrationStore }> = [];
@@ -50,7 +52,7 @@ describe('Join (registrations, memory store)', () => {
       expect(join.view.reasons.join('\n')).toMatch(/memory store/);
     }
 
-    await eventually(() => expect(join.view.complete).toBe(true), LEASE_MS + 1000);
+    await eventually(() => expect(join.view.complete).toBe(true), { timeoutMs: LEASE_MS + 1000 });
     // setTimeout may fire a millisecond early by rounding; never a lease early.
     expect(performance.now() - startedAt).toBeGreaterThanOrEqual(LEASE_MS - 2);
     expect(join.view.reasons).toEqual([]);
@@ -60,7 +62,7 @@ describe('Join (registrations, memory store)', () => {
 
   it('publishes a resync when completeness changes at the end of the warmup', async () => {
     const { join, events } = startJoin();
-    await eventually(() => expect(join.view.complete).toBe(true), LEASE_MS + 1000);
+    await eventually(() => expect(join.view.complete).toBe(true), { timeoutMs: LEASE_MS + 1000 });
     const last = events.at(-1);
     expect(last).toMatchObject({ kind: 'resync', data: { complete: true } });
   });
@@ -104,7 +106,7 @@ describe('Join (registrations, memory store)', () => {
     await eventually(() => expect(names(join)).toEqual(['pool-a']));
     const lastHeartbeat = performance.now();
 
-    await eventually(() => expect(names(join)).toEqual([]), LEASE_MS + 1000);
+    await eventually(() => expect(names(join)).toEqual([]), { timeoutMs: LEASE_MS + 1000 });
     expect(performance.now() - lastHeartbeat).toBeLessThan(LEASE_MS + 1000);
     expect(events.filter((e) => e.kind === 'delete')).toEqual([
       { kind: 'delete', data: { revision: expect.any(String), pool: { cluster_id: 'c1', namespace: 'llm', name: 'pool-a' } } },
@@ -117,13 +119,11 @@ describe('Join (registrations, memory store)', () => {
     const { join, store } = startJoin();
     await store.heartbeat(POOL);
     await eventually(() => expect(names(join)).toEqual(['pool-a']));
-    const until = performance.now() + 3 * LEASE_MS;
-    while (performance.now() < until) {
+    // At a relay's heartbeat interval, for three leases.
+    await throughout(3 * LEASE_MS, LEASE_MS / 4, async () => {
       await store.heartbeat(POOL);
       expect(names(join)).toEqual(['pool-a']);
-      // A relay's heartbeat interval (pacing the heartbeats, not waiting for a condition).
-      await new Promise((resolve) => setTimeout(resolve, LEASE_MS / 4));
-    }
+    });
   });
 
   it('a changed registration is published as an upsert, a frontendless one too', async () => {
@@ -213,7 +213,7 @@ describe('Join (registrations): the store cannot be read', () => {
     await eventually(() => expect(join.view.complete).toBe(false));
     // Self-preservation: nothing lapses on this replica's clock while the store cannot be read.
     const inner = store.inner;
-    await eventually(async () => expect((await inner.snapshot()).records).toEqual([]), leaseMs + 1000);
+    await eventually(async () => expect((await inner.snapshot()).records).toEqual([]), { timeoutMs: leaseMs + 1000 });
     expect(names(join)).toEqual(['pool-a']);
     events.length = 0;
 

@@ -1,4 +1,4 @@
-// The listed view (CONTRACT.md §5): upsert/delete per change with growing revisions, one resync per
+// The listed view (docs/contract.md §5): upsert/delete per change with growing revisions, one resync per
 // relist or completeness change, the GET /pools body cached per revision, the ?model filter.
 import { describe, expect, it } from 'vitest';
 import { poolKey, type ListedPool, type WatchEvent } from '../../src/contract/index.js';

@@ -1,4 +1,4 @@
-// The actor directory: one actor per pool key, retention of pools that left (CONTRACT.md §3: visible in
+// The actor directory: one actor per pool key, retention of pools that left (docs/contract.md §3: visible in
 // /debug for a while, bounded in number, then stopped), and the warnings with the fields §3 names.
 import { SimulatedClock } from 'xstate';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -6,8 +6,9 @@ import { poolKey, type PoolKey, type PoolState } from '../../src/contract/index.
 import { PoolDirectory, hasLeft, type PoolDirectoryOptions } from '../../src/join/pool-directory.js';
 import type { WarningKind } from '../../src/join/warnings.js';
 import type { PoolMode } from '../../machines/pool.machine.js';
-import { EVENTS, LEASE_MS, registration, type EventName } from '../machines/pool-events.js';
-import { capturingLogger, silentLogger } from './support.js';
+import { EVENTS, LEASE_MS, type EventName } from '../machines/pool-events.js';
+import { captureLogs, silentLogger } from '../support/logs.js';
+import { registration } from '../support/registration.js';
 
 const RETENTION_MS = 60_000;
 const directories: PoolDirectory[] = [];
@@ -174,12 +175,11 @@ describe('PoolDirectory: retention of pools that left', () => {
   });
 });
 
-describe('PoolDirectory: warnings (CONTRACT.md §3)', () => {
+describe('PoolDirectory: warnings (docs/contract.md §3)', () => {
   function warnedDirectory(mode: PoolMode) {
-    const { logger, lines } = capturingLogger('info');
+    const { logger, lines, warnings } = captureLogs('info');
     const kinds: WarningKind[] = [];
     const setup = directoryFor(mode, { logger, onWarning: (kind) => kinds.push(kind) });
-    const warnings = () => lines.filter((l) => l.level === 40);
     return { ...setup, lines, kinds, warnings };
   }
 
@@ -230,7 +230,7 @@ describe('PoolDirectory: warnings (CONTRACT.md §3)', () => {
   });
 
   it('uses the configured frontend suffix and port name', () => {
-    const { logger, lines } = capturingLogger('warn');
+    const { logger, lines } = captureLogs('warn');
     const { send } = directoryFor('mcs', { logger, frontendServiceSuffix: '-fe', frontendPortName: 'web' });
     send(A, 'SLICES_R0');
     send(A, 'UPSERT_F');

@@ -1,25 +1,9 @@
-// Helpers for the join tests: a pino logger whose lines land in an array, a RegistrationStore that
-// delegates to a real one with failures the test injects, and a SliceSource the test drives by hand.
-import { pino, type Logger } from 'pino';
+// Helpers for the join tests: a RegistrationStore that delegates to a real one with failures the test
+// injects, and a SliceSource the test drives by hand.
 import type { PoolKey } from '../../src/contract/index.js';
 import type { PoolEndpoints, SliceSource, SliceSourceListener } from '../../src/kube/types.js';
-import type { HeartbeatResult, LeaseEvent, RegistrationStore, StoreSnapshot } from '../../src/store/types.js';
+import type { DueLapse, HeartbeatResult, LeaseEvent, RegistrationStore, StoreSnapshot } from '../../src/store/types.js';
 import type { Registration } from '../../src/contract/index.js';
-
-export interface LogLine {
-  level: number;
-  msg: string;
-  [field: string]: unknown;
-}
-
-/** A pino logger writing parsed JSON lines into `lines` (never to the console). */
-export function capturingLogger(level: pino.Level = 'info'): { logger: Logger; lines: LogLine[] } {
-  const lines: LogLine[] = [];
-  const logger = pino({ level }, { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) });
-  return { logger, lines };
-}
-
-export const silentLogger = (): Logger => pino({ level: 'silent' });
 
 /** A store that delegates to `inner`, with hooks to fail reads the way a real store can. */
 export class DelegatingStore implements RegistrationStore {
@@ -94,6 +78,15 @@ export class DelegatingStore implements RegistrationStore {
     return this.inner.sweep();
   }
 
+  /** Errors to throw from the next dueLapses() calls, in order. */
+  failDue: Error[] = [];
+
+  async dueLapses(graceMs?: number): Promise<DueLapse[]> {
+    const failure = this.failDue.shift();
+    if (failure) throw failure;
+    return this.inner.dueLapses(graceMs);
+  }
+
   close(): Promise<void> {
     return this.inner.close();
   }
@@ -127,19 +120,5 @@ export class HandDrivenSliceSource implements SliceSource {
 
   status(synced: boolean, reason?: string): void {
     this.started.status(synced, reason);
-  }
-}
-
-/** Waits until `check` stops throwing, polling every few ms, failing after `timeoutMs`. */
-export async function eventually(check: () => void | Promise<void>, timeoutMs = 3000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (performance.now() > deadline) throw error;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }

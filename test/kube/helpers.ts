@@ -1,7 +1,5 @@
-// Shared by the kube tests: fixtures, a recording listener, an in-memory pino logger, polling.
+// Shared by the kube tests: fixtures, versions of a slice, and a recording listener.
 import { readFileSync } from 'node:fs';
-import { Writable } from 'node:stream';
-import { pino, type Logger } from 'pino';
 import type { PoolKey } from '../../src/contract/index.js';
 import { parseEndpointSlice, type EndpointSlice } from '../../src/kube/slice.js';
 import type { PoolEndpoints, SliceSourceListener } from '../../src/kube/types.js';
@@ -18,6 +16,14 @@ export function fixtureSlice(path: string): EndpointSlice {
   return parsed.slice;
 }
 
+/** A copy of `slice` at another resourceVersion, changed by `change`. */
+export function version(slice: EndpointSlice, resourceVersion: string, change?: (copy: EndpointSlice) => void): EndpointSlice {
+  const copy = structuredClone(slice);
+  copy.metadata.resourceVersion = resourceVersion;
+  change?.(copy);
+  return copy;
+}
+
 export function fixtureLines(path: string): string[] {
   return fixtureText(path)
     .split('\n')
@@ -25,29 +31,6 @@ export function fixtureLines(path: string): string[] {
 }
 
 export const DEFAULT_SUFFIXES = { relayServiceSuffix: '-pool-relay', frontendServiceSuffix: '-frontend' } as const;
-
-/** A pino logger writing JSON lines to memory, so tests can assert warnings without printing. */
-export function memoryLogger(): { logger: Logger; lines: () => Array<Record<string, unknown>> } {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      chunks.push(chunk.toString('utf8'));
-      callback();
-    },
-  });
-  const logger = pino({ level: 'debug' }, stream);
-  return {
-    logger,
-    lines: () =>
-      chunks
-        .join('')
-        .split('\n')
-        .filter((line) => line !== '')
-        .map((line) => JSON.parse(line) as Record<string, unknown>),
-  };
-}
-
-export const silentLogger = (): Logger => pino({ level: 'silent' });
 
 export type ListenerCall =
   | { kind: 'resync'; pools: Map<PoolKey, PoolEndpoints> }
@@ -87,14 +70,5 @@ export class RecordingListener implements SliceSourceListener {
 
   updatesFor(key: PoolKey): Array<PoolEndpoints | null> {
     return this.calls.flatMap((c) => (c.kind === 'update' && c.key === key ? [c.endpoints] : []));
-  }
-}
-
-/** Poll until `condition` holds; fail with `what` after the deadline. */
-export async function waitFor(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }

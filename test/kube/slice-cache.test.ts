@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { nameSlice } from '../../src/kube/naming.js';
 import { changedKeys, SliceCache, type CachedSlice } from '../../src/kube/slice-cache.js';
 import type { EndpointSlice } from '../../src/kube/slice.js';
-import { DEFAULT_SUFFIXES, fixtureSlice } from './helpers.js';
+import { DEFAULT_SUFFIXES, fixtureSlice, version } from './helpers.js';
 
 const LLAMA = 'gpu-east-1/dynamo/llama-70b';
 const LLAMA_WEST = 'gpu-west-2/dynamo/llama-70b';
@@ -13,13 +13,6 @@ function newCache(): SliceCache {
     const naming = nameSlice(slice, { mode: 'mcs', ...DEFAULT_SUFFIXES });
     return naming.kind === 'pool' ? { key: naming.key, role: naming.role } : undefined;
   });
-}
-
-function version(slice: EndpointSlice, resourceVersion: string, change?: (copy: EndpointSlice) => void): EndpointSlice {
-  const copy = structuredClone(slice);
-  copy.metadata.resourceVersion = resourceVersion;
-  change?.(copy);
-  return copy;
 }
 
 const relay = fixtureSlice('mcs/relay-ready.json');

@@ -2,7 +2,8 @@
 // served by the fake API server and read end to end by the slice source.
 import { describe, expect, it } from 'vitest';
 import type { PoolEndpoints } from '../../src/kube/types.js';
-import { fixtureLines, fixtureText, waitFor } from './helpers.js';
+import { waitFor } from '../support/wait.js';
+import { fixtureLines, fixtureText } from './helpers.js';
 import { startFake, startSource } from './source-harness.js';
 
 interface Flavour {
@@ -76,7 +77,7 @@ describe.each(flavours)('$mode fixtures end to end', ({ mode, listed, watched, m
     const list = fixtureText(`${mode}/list.json`);
     fake.loadList(list);
     const { listener, source, logs } = startSource(fake, { mode });
-    await waitFor(() => listener.synced, 'the first sync');
+    await waitFor(() => listener.synced, { message: 'the first sync' });
     expect(Object.fromEntries(listener.view)).toEqual(listed);
     const listVersion = (JSON.parse(list) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
     expect(fake.watchRequests()[0]?.query).toMatchObject({ resourceVersion: listVersion, allowWatchBookmarks: 'true' });
@@ -85,14 +86,14 @@ describe.each(flavours)('$mode fixtures end to end', ({ mode, listed, watched, m
     for (const line of lines) fake.replayWatchLine(line);
     const lastVersion = (JSON.parse(lines.at(-1)!) as { object: { metadata: { resourceVersion: string } } }).object
       .metadata.resourceVersion;
-    await waitFor(() => source.stats.resourceVersion === lastVersion, 'the last bookmark');
+    await waitFor(() => source.stats.resourceVersion === lastVersion, { message: 'the last bookmark' });
     expect(Object.fromEntries(listener.view)).toEqual(watched);
     // Three events, three pools changed; bookmarks change none.
     expect(listener.count('update')).toBe(3);
     expect(listener.count('resync')).toBe(1);
 
     // The mistral frontend slice lacked the named port: warned once, with its pool and slice.
-    const portWarnings = logs().filter((l) => l.level === 40 && l.port_name === 'http');
+    const portWarnings = logs.filter((l) => l.level === 40 && l.port_name === 'http');
     expect(portWarnings).toHaveLength(1);
     expect(portWarnings[0]).toMatchObject({ slice: mistralSlice });
     expect(source.stats).toMatchObject({ unparsableLines: 0, failures: 0, lists: 1 });
@@ -102,12 +103,12 @@ describe.each(flavours)('$mode fixtures end to end', ({ mode, listed, watched, m
     const fake = await startFake();
     fake.loadList(fixtureText(`${mode}/list.json`));
     const { listener, source } = startSource(fake, { mode });
-    await waitFor(() => listener.synced, 'the first sync');
+    await waitFor(() => listener.synced, { message: 'the first sync' });
     // The watch is lost before any recorded event reaches it, and the cache compacts past them.
     fake.dropWatches();
     for (const line of fixtureLines(`${mode}/watch.jsonl`)) fake.replayWatchLine(line);
     fake.compact();
-    await waitFor(() => source.stats.lists === 2 && listener.synced, 'the relist');
+    await waitFor(() => source.stats.lists === 2 && listener.synced, { message: 'the relist' });
     expect(Object.fromEntries(listener.view)).toEqual(watched);
     expect(listener.count('update')).toBe(0);
     expect(source.stats.expired).toBe(1);

@@ -2,7 +2,8 @@
 // through the real @kubernetes/client-node client.
 import { describe, expect, it } from 'vitest';
 import { sleep } from '../../src/util/backoff.js';
-import { fixtureLines, waitFor } from './helpers.js';
+import { waitFor } from '../support/wait.js';
+import { fixtureLines } from './helpers.js';
 import { fixtureObject, startFake, startSource } from './source-harness.js';
 
 const LLAMA = 'gpu-east-1/dynamo/llama-70b';
@@ -15,7 +16,7 @@ async function syncedSource(options: { namespace?: string; rewatchGraceMs?: numb
   fake.add(fixtureObject('mcs/relay-ready.json'));
   fake.add(fixtureObject('mcs/frontend-ipv6-only.json'));
   const run = startSource(fake, options);
-  await waitFor(() => run.listener.synced, 'the first sync');
+  await waitFor(() => run.listener.synced, { message: 'the first sync' });
   return run;
 }
 
@@ -33,7 +34,7 @@ describe('EndpointSlice source', () => {
 
     fake.add(fixtureObject('mcs/endpoint-not-ready.json'));
     fake.add(fixtureObject('mcs/frontend-ipv4.json'));
-    await waitFor(() => listener.view.get(LLAMA)?.frontends.length === 1, 'the llama frontend');
+    await waitFor(() => listener.view.get(LLAMA)?.frontends.length === 1, { message: 'the llama frontend' });
     expect(listener.view.get(LLAMA)).toEqual({
       relays: [RELAY_URL],
       frontends: ['http://10.12.5.17:8000'],
@@ -44,10 +45,10 @@ describe('EndpointSlice source', () => {
     const notReady = fixtureObject('mcs/relay-ready.json');
     (notReady.endpoints as Array<{ conditions: object }>)[0]!.conditions = { ready: false };
     fake.modify(notReady);
-    await waitFor(() => listener.view.get(LLAMA)?.relays.length === 0, 'the relay going unready');
+    await waitFor(() => listener.view.get(LLAMA)?.relays.length === 0, { message: 'the relay going unready' });
 
     fake.remove('dynamo', 'qwen3-32b-frontend-r9fjs');
-    await waitFor(() => !listener.view.has(QWEN), 'qwen leaving');
+    await waitFor(() => !listener.view.has(QWEN), { message: 'qwen leaving' });
     expect(listener.updatesFor(QWEN)).toEqual([null]);
     expect(source.stats).toMatchObject({ lists: 1, watches: 1, failures: 0, synced: true, resourceVersion: '1006' });
   });
@@ -59,11 +60,11 @@ describe('EndpointSlice source', () => {
     fake.add({ ...fixtureObject('mcs/relay-ready.json'), metadata: { namespace: 'other', name: 'x-pool-relay-abcde' } });
     const before = listener.calls.length;
     fake.bookmark();
-    await waitFor(() => source.stats.resourceVersion === fake.currentResourceVersion, 'the bookmark');
+    await waitFor(() => source.stats.resourceVersion === fake.currentResourceVersion, { message: 'the bookmark' });
     expect(listener.calls.length).toBe(before);
 
     fake.endWatches();
-    await waitFor(() => fake.watchRequests().length === 2, 'the next watch');
+    await waitFor(() => fake.watchRequests().length === 2, { message: 'the next watch' });
     expect(fake.watchRequests()[1]?.query.resourceVersion).toBe(fake.currentResourceVersion);
     expect(fake.watchRequests()[1]?.path).toBe('/apis/discovery.k8s.io/v1/namespaces/dynamo/endpointslices');
   });
@@ -76,7 +77,7 @@ describe('EndpointSlice source', () => {
     fake.dropWatches();
     fake.remove('dynamo', 'qwen3-32b-frontend-r9fjs');
     fake.compact();
-    await waitFor(() => source.stats.lists === 2 && listener.synced, 'the relist');
+    await waitFor(() => source.stats.lists === 2 && listener.synced, { message: 'the relist' });
 
     const resyncs = listener.calls.filter((c) => c.kind === 'resync');
     expect(resyncs).toHaveLength(2);
@@ -92,10 +93,10 @@ describe('EndpointSlice source', () => {
   it('the recorded 410 line (fixtures/watch-expired.jsonl) and an HTTP 410 both relist', async () => {
     const { fake, listener, source } = await syncedSource();
     fake.sendRaw(fixtureLines('watch-expired.jsonl')[0]!);
-    await waitFor(() => source.stats.lists === 2 && listener.synced, 'the relist after the 410 line');
+    await waitFor(() => source.stats.lists === 2 && listener.synced, { message: 'the relist after the 410 line' });
     fake.failNextWatches('http-410');
     fake.dropWatches();
-    await waitFor(() => source.stats.lists === 3 && listener.synced, 'the relist after HTTP 410');
+    await waitFor(() => source.stats.lists === 3 && listener.synced, { message: 'the relist after HTTP 410' });
     expect(source.stats.expired).toBe(2);
     expect(listener.count('resync')).toBe(3);
   });
@@ -103,12 +104,12 @@ describe('EndpointSlice source', () => {
   it('a dropped connection re-watches from the last resourceVersion after a backoff, unsynced meanwhile', async () => {
     const { fake, listener, source, delays } = await syncedSource();
     fake.add(fixtureObject('mcs/frontend-ipv4.json'));
-    await waitFor(() => listener.view.get(LLAMA)?.frontends.length === 1, 'an event');
+    await waitFor(() => listener.view.get(LLAMA)?.frontends.length === 1, { message: 'an event' });
     const lastVersion = fake.currentResourceVersion;
     const statusesBefore = listener.statuses().length;
 
     fake.dropWatches();
-    await waitFor(() => fake.watchRequests().length === 2 && listener.synced, 'the re-watch');
+    await waitFor(() => fake.watchRequests().length === 2 && listener.synced, { message: 'the re-watch' });
     expect(delays).toEqual([100]);
     const statuses = listener.statuses().slice(statusesBefore);
     expect(statuses.map((s) => s.synced)).toEqual([false, true]);
@@ -123,7 +124,7 @@ describe('EndpointSlice source', () => {
     fake.add(fixtureObject('mcs/relay-ready.json'));
     fake.failNextLists(500, 'drop', 500);
     const { listener, delays, logs } = startSource(fake);
-    await waitFor(() => listener.synced, 'the sync');
+    await waitFor(() => listener.synced, { message: 'the sync' });
     expect(fake.listRequests()).toHaveLength(4);
     expect(delays).toEqual([100, 200, 400]);
     const statuses = listener.statuses();
@@ -131,7 +132,7 @@ describe('EndpointSlice source', () => {
     expect(statuses.at(-1)).toEqual({ synced: true, reason: undefined });
     expect(statuses.some((s) => s.reason?.includes('HTTP 500'))).toBe(true);
     expect(listener.view.get(LLAMA)?.relays).toEqual([RELAY_URL]);
-    expect(logs().filter((l) => l.level === 40 && String(l.msg).startsWith('listing EndpointSlices failed'))).toHaveLength(3);
+    expect(logs.filter((l) => l.level === 40 && String(l.msg).startsWith('listing EndpointSlices failed'))).toHaveLength(3);
   });
 
   it('the backoff grows while failing and starts over once synced', async () => {
@@ -139,20 +140,20 @@ describe('EndpointSlice source', () => {
     fake.add(fixtureObject('mcs/relay-ready.json'));
     fake.failNextLists(500, 500);
     const { listener, delays } = startSource(fake);
-    await waitFor(() => listener.synced, 'the sync');
+    await waitFor(() => listener.synced, { message: 'the sync' });
     expect(delays).toEqual([100, 200]);
 
     // Synced by the list: the next failure waits the initial delay, and further ones grow again.
     fake.failNextWatches(500, 'drop');
     fake.dropWatches();
-    await waitFor(() => fake.watchRequests().length === 4 && listener.synced, 'the re-watch');
+    await waitFor(() => fake.watchRequests().length === 4 && listener.synced, { message: 'the re-watch' });
     expect(delays).toEqual([100, 200, 100, 200, 400]);
 
     // A watch that delivers has recovered: the next drop waits the initial delay again.
     fake.add(fixtureObject('mcs/frontend-ipv4.json'));
-    await waitFor(() => listener.view.get(LLAMA)?.frontends.length === 1, 'an event');
+    await waitFor(() => listener.view.get(LLAMA)?.frontends.length === 1, { message: 'an event' });
     fake.dropWatches();
-    await waitFor(() => fake.watchRequests().length === 5 && listener.synced, 'the next re-watch');
+    await waitFor(() => fake.watchRequests().length === 5 && listener.synced, { message: 'the next re-watch' });
     expect(delays).toEqual([100, 200, 100, 200, 400, 100]);
   });
 
@@ -160,18 +161,18 @@ describe('EndpointSlice source', () => {
     const fake = await startFake();
     fake.failNextLists(500, 500, 500, 500, 500, 500);
     const { listener, delays } = startSource(fake);
-    await waitFor(() => listener.synced, 'the sync');
+    await waitFor(() => listener.synced, { message: 'the sync' });
     expect(delays).toEqual([100, 200, 400, 800, 800, 800]);
   });
 
   it('an unparsable line is logged, counted, and relists', async () => {
     const { fake, listener, source, logs } = await syncedSource();
     fake.sendRaw('{"type":"ADDED","object":{"metadata":');
-    await waitFor(() => source.stats.lists === 2 && listener.synced, 'the relist');
+    await waitFor(() => source.stats.lists === 2 && listener.synced, { message: 'the relist' });
     fake.sendRaw(JSON.stringify({ type: 'ADDED', object: { kind: 'EndpointSlice', metadata: { name: 'x' } } }));
-    await waitFor(() => source.stats.lists === 3 && listener.synced, 'the second relist');
+    await waitFor(() => source.stats.lists === 3 && listener.synced, { message: 'the second relist' });
     expect(source.stats.unparsableLines).toBe(2);
-    const warned = logs().filter((l) => l.msg === 'unparsable EndpointSlice watch line');
+    const warned = logs.filter((l) => l.msg === 'unparsable EndpointSlice watch line');
     expect(warned).toHaveLength(2);
     expect(warned[0]).toMatchObject({ line: '{"type":"ADDED","object":{"metadata":' });
   });
@@ -179,10 +180,10 @@ describe('EndpointSlice source', () => {
   it('a watch the server ends cleanly after delivering is resumed at once, staying synced', async () => {
     const { fake, listener, delays } = await syncedSource();
     fake.add(fixtureObject('mcs/frontend-ipv4.json'));
-    await waitFor(() => listener.view.get(LLAMA)?.frontends.length === 1, 'an event');
+    await waitFor(() => listener.view.get(LLAMA)?.frontends.length === 1, { message: 'an event' });
     const statusesBefore = listener.statuses().length;
     fake.endWatches();
-    await waitFor(() => fake.watchRequests().length === 2 && fake.openWatches === 1, 'the re-watch');
+    await waitFor(() => fake.watchRequests().length === 2 && fake.openWatches === 1, { message: 'the re-watch' });
     expect(fake.watchRequests()[1]?.query.resourceVersion).toBe(fake.currentResourceVersion);
     expect(delays).toEqual([]);
     expect(listener.statuses().slice(statusesBefore)).toEqual([]);
@@ -191,7 +192,7 @@ describe('EndpointSlice source', () => {
   it('a watch that ends at once without an event backs off, so a flapping server is not hammered', async () => {
     const { fake, listener, delays } = await syncedSource();
     fake.endWatches();
-    await waitFor(() => fake.watchRequests().length === 2 && listener.synced, 'the re-watch');
+    await waitFor(() => fake.watchRequests().length === 2 && listener.synced, { message: 'the re-watch' });
     expect(delays).toEqual([100]);
     expect(listener.statuses().at(-2)?.reason).toMatch(/^watch ended at once without an event; retrying/);
   });
@@ -199,7 +200,7 @@ describe('EndpointSlice source', () => {
   it('an in-stream ERROR other than 410 re-watches from the same resourceVersion', async () => {
     const { fake, listener, source, delays } = await syncedSource();
     fake.sendRaw(JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 500, reason: 'InternalError', message: 'boom' } }));
-    await waitFor(() => fake.watchRequests().length === 2 && listener.synced, 'the re-watch');
+    await waitFor(() => fake.watchRequests().length === 2 && listener.synced, { message: 'the re-watch' });
     expect(source.stats.lists).toBe(1);
     expect(delays).toEqual([100]);
     expect(fake.watchRequests()[1]?.query.resourceVersion).toBe('1002');
@@ -208,16 +209,16 @@ describe('EndpointSlice source', () => {
   it('stop() ends the loop quietly, during a watch and during a backoff', async () => {
     const { fake, source, listener, logs } = await syncedSource();
     await source.stop();
-    await waitFor(() => fake.openWatches === 0, 'the watch connection to close');
+    await waitFor(() => fake.openWatches === 0, { message: 'the watch connection to close' });
     expect(listener.synced).toBe(true);
-    expect(logs().filter((l) => (l.level as number) >= 40)).toEqual([]);
+    expect(logs.filter((l) => l.level >= 40)).toEqual([]);
 
     const failing = await startFake();
     failing.failNextLists(500, 500, 500, 500, 500, 500, 500, 500);
     const slow = startSource(failing, {
       backoff: { initialMs: 60_000, sleep },
     });
-    await waitFor(() => failing.listRequests().length === 1 && slow.listener.statuses().length === 2, 'a backoff');
+    await waitFor(() => failing.listRequests().length === 1 && slow.listener.statuses().length === 2, { message: 'a backoff' });
     const stopping = Date.now();
     await slow.source.stop();
     expect(Date.now() - stopping).toBeLessThan(1_000);
@@ -228,11 +229,11 @@ describe('EndpointSlice source', () => {
     const fake = await startFake();
     fake.failNextLists('hang');
     const { source, listener, logs } = startSource(fake);
-    await waitFor(() => fake.listRequests().length === 1, 'the list request');
+    await waitFor(() => fake.listRequests().length === 1, { message: 'the list request' });
     const stopping = Date.now();
     await source.stop();
     expect(Date.now() - stopping).toBeLessThan(1_000);
     expect(listener.statuses()).toEqual([{ synced: false, reason: 'listing EndpointSlices' }]);
-    expect(logs().filter((l) => (l.level as number) >= 40)).toEqual([]);
+    expect(logs.filter((l) => l.level >= 40)).toEqual([]);
   });
 });

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { EndpointSlice } from '../../src/kube/slice.js';
 import { PoolSliceView } from '../../src/kube/slice-view.js';
-import { DEFAULT_SUFFIXES, fixtureSlice, memoryLogger } from './helpers.js';
+import { captureLogs } from '../support/logs.js';
+import { DEFAULT_SUFFIXES, fixtureSlice, version } from './helpers.js';
 
 const LLAMA = 'gpu-east-1/dynamo/llama-70b';
 const MISTRAL = 'gpu-east-1/dynamo/mistral-7b';
 
 function newView(mode: 'mcs' | 'karmada' = 'mcs') {
-  const { logger, lines } = memoryLogger();
+  const { logger, warnings } = captureLogs();
   const counted: string[] = [];
   const view = new PoolSliceView({
     mode,
@@ -16,15 +16,7 @@ function newView(mode: 'mcs' | 'karmada' = 'mcs') {
     logger,
     onWarning: (kind) => counted.push(kind),
   });
-  const warnings = () => lines().filter((line) => line.level === 40);
   return { view, warnings, counted };
-}
-
-function version(slice: EndpointSlice, resourceVersion: string, change?: (copy: EndpointSlice) => void): EndpointSlice {
-  const copy = structuredClone(slice);
-  copy.metadata.resourceVersion = resourceVersion;
-  change?.(copy);
-  return copy;
 }
 
 const relay = fixtureSlice('mcs/relay-ready.json');

@@ -3,7 +3,8 @@ import { afterEach } from 'vitest';
 import { createSliceSource, type KubeSliceSource, type SliceSourceOptions } from '../../src/kube/slice-source.js';
 import { sleep } from '../../src/util/backoff.js';
 import { FakeKubeApi } from '../support/fake-kube-api.js';
-import { DEFAULT_SUFFIXES, fixtureText, memoryLogger, RecordingListener } from './helpers.js';
+import { captureLogs, type LogLine } from '../support/logs.js';
+import { DEFAULT_SUFFIXES, fixtureText, RecordingListener } from './helpers.js';
 
 export interface RunningSource {
   fake: FakeKubeApi;
@@ -11,7 +12,7 @@ export interface RunningSource {
   listener: RecordingListener;
   /** The backoff delays the source asked for, in order. */
   delays: number[];
-  logs: ReturnType<typeof memoryLogger>['lines'];
+  logs: LogLine[];
 }
 
 const running: Array<{ fake: FakeKubeApi; source?: KubeSliceSource }> = [];
@@ -32,7 +33,7 @@ export async function startFake(options: { resourceVersion?: number } = {}): Pro
 /** Start a source on `fake` with a fast, recorded backoff (100 ms doubling to 800 ms, no jitter, 1 ms real wait). */
 export function startSource(fake: FakeKubeApi, overrides: Partial<SliceSourceOptions> = {}): RunningSource {
   const delays: number[] = [];
-  const { logger, lines } = memoryLogger();
+  const { logger, lines } = captureLogs();
   const source = createSliceSource({
     kubeConfig: fake.kubeConfig(),
     mode: 'mcs',

@@ -1,28 +1,14 @@
-// Representative facts for the pool chart: a registration, and one event of each kind the chart tells
-// apart (a lease with and without frontends, a lapse, slices with and without relays and frontends).
-import { poolKey, type Registration } from '../../src/contract/index.js';
+// Representative facts for the pool chart: one event of each kind the chart tells apart (a lease with and
+// without frontends, a lapse, slices with and without relays and frontends), for the registration tests send.
+import { poolKey } from '../../src/contract/index.js';
 import type { PoolEvent } from '../../machines/pool.machine.js';
+import { REGISTRATION, registration } from '../support/registration.js';
 
-export const POOL_ID = { cluster_id: 'us-east-1', namespace: 'llm', name: 'llama-70b' } as const;
-export const KEY = poolKey(POOL_ID);
+export const KEY = poolKey(REGISTRATION);
 export const LEASE_MS = 1000;
 
-export const REGISTRATION_FRONTEND = 'http://10.0.0.7:8000';
 export const MCS_RELAY = 'http://10.1.0.9:9000';
 export const MCS_FRONTEND = 'http://10.1.0.7:8000';
-
-export function registration(overrides: Partial<Registration> = {}): Registration {
-  return {
-    ...POOL_ID,
-    model: 'meta-llama/Llama-3.1-70B-Instruct',
-    capabilities: ['chat'],
-    capacity: [{ name: 'gpus', value: 8 }],
-    location: { region: 'us-east-1' },
-    frontends: [REGISTRATION_FRONTEND],
-    relay: 'http://10.0.0.9:9000',
-    ...overrides,
-  };
-}
 
 /** The event kinds of the transition table, without `at` (stamped when sent). */
 export type EventName = 'UPSERT_F' | 'UPSERT_0' | 'LAPSE' | 'SLICES_RF' | 'SLICES_R0' | 'SLICES_00' | 'SLICES_0F';

@@ -1,4 +1,4 @@
-// The pool chart of CONTRACT.md §3, checked against expectations written from the contract (not from
+// The pool chart of docs/contract.md §3, checked against expectations written from the contract (not from
 // `classify`), through every state × event pair, through paths that xstate/graph generates, and through
 // a long seeded random walk; plus the two-lease warnings on a simulated clock, and the history.
 import { createActor, SimulatedClock, type Actor } from 'xstate';
@@ -6,7 +6,9 @@ import { getShortestPaths } from 'xstate/graph';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { PoolState } from '../../src/contract/index.js';
 import { classify, poolMachine, type PoolMode, type PoolEvent } from '../../machines/pool.machine.js';
-import { EVENT_NAMES, EVENTS, KEY, LEASE_MS, registration, stamped, type EventName } from './pool-events.js';
+import { seededRandom } from '../../src/util/random.js';
+import { registration } from '../support/registration.js';
+import { EVENT_NAMES, EVENTS, KEY, LEASE_MS, stamped, type EventName } from './pool-events.js';
 
 const actors: Actor<typeof poolMachine>[] = [];
 afterEach(() => {
@@ -26,7 +28,7 @@ function startPool(options: { mode: PoolMode; historyLimit?: number; machine?: t
 // ── The transition table ───────────────────────────────────────────────────────────────────────────
 // One row per situation: how to get there from a new actor, and the state each event kind leads to,
 // in the order of EVENT_NAMES: UPSERT_F, UPSERT_0, LAPSE, SLICES_RF, SLICES_R0, SLICES_00, SLICES_0F.
-// Written from CONTRACT.md §3: in `mcs` mode a pool is listed when the lease is live and MCS shows a
+// Written from docs/contract.md §3: in `mcs` mode a pool is listed when the lease is live and MCS shows a
 // Ready PoolRelay, `live` with a frontend from MCS and `frontendless` without (the registration's own
 // frontends do not count); `unregistered` = Ready relay, no live lease seen; `one-sided` = live lease, no
 // Ready relay; `lapsed` = the lease lapsed while MCS still shows a Ready relay; neither side = `absent`.
@@ -174,17 +176,6 @@ describe('pool chart: generated paths', () => {
 });
 
 // ── Seeded random walk ──────────────────────────────────────────────────────────────────────────────
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function randomEvent(random: () => number, at: number): PoolEvent {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const some = (prefix: string) => Array.from({ length: pick([0, 0, 1, 2]) }, (_, i) => `http://${prefix}.${i}:80`);
@@ -209,7 +200,7 @@ describe('pool chart: seeded random walk', () => {
     ['mcs', 2],
     ['registrations', 3],
   ] as const)('%s mode (seed %i): the state is always the one the facts call for', (mode, seed) => {
-    const random = mulberry32(seed);
+    const random = seededRandom(seed);
     const clock = new SimulatedClock();
     const actor = startPool({ mode, clock, historyLimit: 10 });
     for (let i = 0; i < 4000; i += 1) {

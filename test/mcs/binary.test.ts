@@ -6,28 +6,28 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { poolListSchema, type PoolList } from '../../src/contract/index.js';
+import type { PoolList } from '../../src/contract/index.js';
 import { fixtureLines, fixtureText } from '../kube/helpers.js';
 import { FakeKubeApi } from '../support/fake-kube-api.js';
+import { listPools, postJson } from '../support/http.js';
 import { freePort, REPO_ROOT, startPoolscope, type PoolscopeProcess } from '../support/process.js';
-import { randomPrefix, startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
-import { waitFor } from '../support/wait.js';
-import { eventually, registrationFor, type PoolRef } from './support/mcs-service.js';
+import { randomPrefix } from '../support/redis-server.js';
+import { useRedis } from '../support/use-redis.js';
+import { eventually, waitFor } from '../support/wait.js';
+import { registrationFor, type PoolRef } from './support/mcs-service.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'poolscope-mcs-'));
-let redis: PrivateRedis;
+const redis = useRedis('e2e');
 const cleanups: Array<() => Promise<unknown>> = [];
 
-beforeAll(async () => {
+beforeAll(() => {
   const buildError = inject('buildError');
   if (buildError !== null) throw new Error(buildError);
-  redis = await startPrivateRedis();
 });
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-afterAll(async () => {
-  await redis?.stop();
+afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -146,7 +146,7 @@ describe.each(FLAVOURS)('poolscope serve --pool-discovery $mode (the binary, Red
         `--pool-discovery=${flavour.mode}`,
         '--registration-storage=redis',
         `--redis-url=${redis.url}`,
-        `--redis-prefix=${randomPrefix('e2e')}`,
+        `--redis-prefix=${redis.prefix}`,
         '--lease-duration-secs=30',
         '--heartbeat-interval-secs=10',
         ...flavour.args,
@@ -154,16 +154,11 @@ describe.each(FLAVOURS)('poolscope serve --pool-discovery $mode (the binary, Red
       { env: { KUBECONFIG: kubeconfigFor(fake) } },
     );
     cleanups.push(() => svc.stop('SIGKILL'));
-    const getPools = async (): Promise<PoolList> => poolListSchema.parse(await (await fetch(`${svc.url}/pools`)).json());
+    const getPools = (): Promise<PoolList> => listPools(svc.url);
     const ref = (pool: string, cluster = flavour.cluster): PoolRef => ({ cluster, namespace: 'dynamo', pool });
     const registered = [ref('llama-70b'), ref('llama-70b', flavour.secondCluster), ref('gemma-27b'), ref('mistral-7b'), ref('phi-4')];
     for (const pool of registered) {
-      const response = await fetch(`${svc.url}/pools`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(registrationFor(pool)),
-      });
-      expect(response.status).toBe(200);
+      expect((await postJson(svc.url, registrationFor(pool))).status).toBe(200);
     }
 
     const byKey = <T extends { cluster_id: string; name: string }>(pools: T[]) =>

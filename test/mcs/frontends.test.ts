@@ -1,21 +1,15 @@
-// Frontends end to end (CONTRACT.md §4): Ready endpoints of `<name>-frontend` slices, the TCP port named
+// Frontends end to end (docs/contract.md §4): Ready endpoints of `<name>-frontend` slices, the TCP port named
 // by --frontend-port-name only, never port 0, each pod once (IPv4 on a dual-stack pool, whichever family
 // became Ready first, with or without targetRef), IPv6 bracketed; a pool whose frontend slice is deleted
 // stays listed as `frontendless` with `frontends: []`.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { SseReader } from '../support/sse.js';
-import { waitFor } from '../support/wait.js';
-import { eventually, startMcsService, stopMcsServices, type McsService, type PoolRef } from './support/mcs-service.js';
+import { useRedis } from '../support/use-redis.js';
+import { eventually, waitFor } from '../support/wait.js';
+import { startMcsService, stopMcsServices, type McsService, type PoolRef } from './support/mcs-service.js';
 import { poolKeyOf, relayUrl, slice, type EndpointSpec, type Flavour, type SliceSpec } from './support/slices.js';
 
-let redis: PrivateRedis;
-beforeAll(async () => {
-  redis = await startPrivateRedis();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
+const redis = useRedis('mcs');
 afterEach(stopMcsServices);
 
 const ref = (pool: string): PoolRef => ({ cluster: 'gpu-east-1', namespace: 'llm', pool });
@@ -23,7 +17,7 @@ const ref = (pool: string): PoolRef => ({ cluster: 'gpu-east-1', namespace: 'llm
 /** A service with `pools` registered and their PoolRelays Ready, and a watch stream opened first. */
 async function withRelays(options: { flavour?: Flavour; frontendPortName?: string; pools: PoolRef[] }) {
   const flavour = options.flavour ?? 'mcs';
-  const service = await startMcsService({ redisUrl: redis.url, flavour, frontendPortName: options.frontendPortName });
+  const service = await startMcsService({ redis, flavour, frontendPortName: options.frontendPortName });
   const stream = await service.watch();
   options.pools.forEach((pool, i) => service.fake.add(slice({ flavour, ...pool, role: 'relay', endpoints: [{ ip: `10.1.0.${i + 1}` }] })));
   for (const pool of options.pools) await service.heartbeat(pool);

@@ -1,26 +1,13 @@
-// The MCS join end to end in one process, for each naming flavour (CONTRACT.md §2, §3, §5): EndpointSlices
+// The MCS join end to end in one process, for each naming flavour (docs/contract.md §2, §3, §5): EndpointSlices
 // from a fake Kubernetes API through the real client, leases through POST /pools into a real Redis, read
 // back through GET /pools, the SSE stream and /debug/pools.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
-import { waitFor } from '../support/wait.js';
-import {
-  debugStates,
-  eventually,
-  listedNames,
-  startMcsService,
-  stopMcsServices,
-  type PoolRef,
-} from './support/mcs-service.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { useRedis } from '../support/use-redis.js';
+import { eventually, waitFor } from '../support/wait.js';
+import { debugStates, listedNames, registrationFor, startMcsService, stopMcsServices, type PoolRef } from './support/mcs-service.js';
 import { FLAVOURS, frontendUrl, joinedPoolSlices, poolKeyOf, relayUrl, slice } from './support/slices.js';
 
-let redis: PrivateRedis;
-beforeAll(async () => {
-  redis = await startPrivateRedis();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
+const redis = useRedis('mcs');
 afterEach(stopMcsServices);
 
 describe.each(FLAVOURS)('the MCS join (%s slices)', (flavour) => {
@@ -35,7 +22,7 @@ describe.each(FLAVOURS)('the MCS join (%s slices)', (flavour) => {
     const frontendOnlyUnregistered = ref('frontend-only-unregistered');
     // The same pool name from another cluster is another pool.
     const otherCluster = ref('both', 'gpu-west-2');
-    const service = await startMcsService({ redisUrl: redis.url, flavour });
+    const service = await startMcsService({ redis, flavour });
     for (const object of [
       ...joinedPoolSlices({ flavour, ...both, n: 1 }),
       ...joinedPoolSlices({ flavour, ...mcsOnly, n: 2 }),
@@ -59,22 +46,10 @@ describe.each(FLAVOURS)('the MCS join (%s slices)', (flavour) => {
     );
     const list = await service.pools();
     expect(list.complete).toBe(true);
-    expect(list.pools).toEqual([
-      {
-        cluster_id: 'gpu-east-1',
-        namespace: 'llm',
-        name: 'both',
-        // From the lease:
-        model: 'org/both',
-        capabilities: ['chat', 'cap-both'],
-        capacity: [{ name: 'gpus', value: 8 }],
-        location: { region: 'region-gpu-east-1', zone: 'zone-gpu-east-1' },
-        // From MCS, never the registration's own `relay` and `frontends`:
-        relays: [relayUrl(1)],
-        frontends: [frontendUrl(1)],
-        state: 'live',
-      },
-    ]);
+    // From the lease: every field of the registration but its own `relay` and `frontends`; those from MCS.
+    const { relay: _relay, frontends: _frontends, ...fromLease } = registrationFor(both);
+    expect(list.pools).toEqual([{ ...fromLease, relays: [relayUrl(1)], frontends: [frontendUrl(1)], state: 'live' }]);
+    expect(list.pools[0]).toMatchObject({ cluster_id: 'gpu-east-1', name: 'both', model: 'org/both' });
     const debug = await service.debug();
     // /debug shows what each side said, the registration as sent.
     const bothDebug = debug.pools.find((p) => p.pool === poolKeyOf(both))!;
@@ -85,7 +60,7 @@ describe.each(FLAVOURS)('the MCS join (%s slices)', (flavour) => {
   it('an endpoint counts only when ready is not false', async () => {
     const notReady = ref('not-ready');
     const readyAbsent = ref('ready-absent');
-    const service = await startMcsService({ redisUrl: redis.url, flavour });
+    const service = await startMcsService({ redis, flavour });
     service.fake.add(slice({ flavour, ...notReady, role: 'relay', endpoints: [{ ip: '10.1.0.1', ready: false }] }));
     service.fake.add(slice({ flavour, ...notReady, role: 'frontend', endpoints: [{ ip: '10.2.0.1' }] }));
     service.fake.add(slice({ flavour, ...readyAbsent, role: 'relay', endpoints: [{ ip: '10.1.0.2', ready: null }] }));
@@ -111,7 +86,7 @@ describe.each(FLAVOURS)('the MCS join (%s slices)', (flavour) => {
   it('a lapsed lease drops a pool MCS still lists as Ready (lapsed); a new heartbeat brings it back', async () => {
     const joined = ref('joined');
     const leaseOnly = ref('lease-only');
-    const service = await startMcsService({ redisUrl: redis.url, flavour, leaseMs: 600 });
+    const service = await startMcsService({ redis, flavour, leaseMs: 600 });
     for (const object of joinedPoolSlices({ flavour, ...joined, n: 1 })) service.fake.add(object);
     await waitFor(() => service.stateOf(poolKeyOf(joined)) === 'unregistered', { message: 'unregistered' });
     const stream = await service.watch();
@@ -140,7 +115,7 @@ describe.each(FLAVOURS)('the MCS join (%s slices)', (flavour) => {
 
   it('follows watch events from both sides', async () => {
     const pool = ref('evented');
-    const service = await startMcsService({ redisUrl: redis.url, flavour });
+    const service = await startMcsService({ redis, flavour });
     await waitFor(async () => (await service.pools()).complete, { message: 'complete' });
     const stream = await service.watch();
     const key = poolKeyOf(pool);
@@ -186,7 +161,7 @@ describe.each(FLAVOURS)('the MCS join (%s slices)', (flavour) => {
     const kept = ref('kept');
     const mcsOnly = ref('mcs-only');
     // A long grace: the re-watch must not look synced before its 410 line arrives.
-    const service = await startMcsService({ redisUrl: redis.url, flavour, rewatchGraceMs: 5000 });
+    const service = await startMcsService({ redis, flavour, rewatchGraceMs: 5000 });
     for (const object of [
       ...joinedPoolSlices({ flavour, ...dropped, n: 1 }),
       ...joinedPoolSlices({ flavour, ...kept, n: 2 }),

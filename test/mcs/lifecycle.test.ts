@@ -1,24 +1,18 @@
-// A pool's whole life in /debug/pools, in one test (issue 4): unregistered → live → frontendless → live →
+// A pool's whole life in /debug/pools, in one test: unregistered → live → frontendless → live →
 // lapsed → live → gone. "Gone" is the chart's `absent`: neither side lists the pool any more. It cannot
 // leave both sides in one event, so it passes through `one-sided` (MCS dropped it first) on the way.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { useRedis } from '../support/use-redis.js';
 import { waitFor } from '../support/wait.js';
 import { listedNames, startMcsService, stopMcsServices } from './support/mcs-service.js';
 import { poolKeyOf, slice } from './support/slices.js';
 
-let redis: PrivateRedis;
-beforeAll(async () => {
-  redis = await startPrivateRedis();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
+const redis = useRedis('mcs');
 afterEach(stopMcsServices);
 
 describe('a pool through its life', () => {
   it('unregistered → live → frontendless → live → lapsed → live → gone, in /debug/pools', async () => {
-    const service = await startMcsService({ redisUrl: redis.url, leaseMs: 500 });
+    const service = await startMcsService({ redis, leaseMs: 500 });
     const pool = { cluster: 'gpu-east-1', namespace: 'llm', pool: 'lifelong' };
     const key = poolKeyOf(pool);
     const relay = slice({ flavour: 'mcs', ...pool, role: 'relay', endpoints: [{ ip: '10.1.0.1' }] });

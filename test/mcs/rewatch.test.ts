@@ -1,24 +1,17 @@
-// Completeness while the sources are re-read (CONTRACT.md §5, issue 4): a source that cannot be read at
+// Completeness while the sources are re-read (docs/contract.md §5): a source that cannot be read at
 // start is read later; a watch that ends is watched again; meanwhile GET /pools and the SSE stream keep
 // the last view, marked `complete: false`; the backoff (0.8 s doubling to 30 s, jitter) starts over once
 // the source is synced again. The backoff's waits are handed to the test (BackoffGate), never slept.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { MIN_QUIET_WATCH_MS } from '../../src/kube/slice-source.js';
 import { FakeKubeApi } from '../support/fake-kube-api.js';
-import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
 import type { SseReader } from '../support/sse.js';
-import { waitFor } from '../support/wait.js';
-import { eventually, listedNames, startMcsService, stopMcsServices, type McsService } from './support/mcs-service.js';
+import { useRedis } from '../support/use-redis.js';
+import { eventually, waitFor } from '../support/wait.js';
+import { listedNames, startMcsService, stopMcsServices, type McsService } from './support/mcs-service.js';
 import { joinedPoolSlices, poolKeyOf, slice } from './support/slices.js';
 
-let redis: PrivateRedis;
-beforeAll(async () => {
-  redis = await startPrivateRedis();
-});
-afterAll(async () => {
-  redis?.resume();
-  await redis?.stop();
-});
+const redis = useRedis('mcs');
 afterEach(stopMcsServices);
 
 const pool = { cluster: 'gpu-east-1', namespace: 'llm', pool: 'steady' };
@@ -45,7 +38,7 @@ async function readyz(service: McsService): Promise<{ status: number; message: s
 
 /** A service whose pool is live and whose view is complete, with a stream opened on it. */
 async function steadyService(): Promise<{ service: McsService; stream: SseReader }> {
-  const service = await startMcsService({ redisUrl: redis.url });
+  const service = await startMcsService({ redis });
   for (const object of joinedPoolSlices({ flavour: 'mcs', ...pool, n: 1 })) service.fake.add(object);
   await service.heartbeat(pool);
   await eventually(async () => expect(await service.pools()).toMatchObject({ complete: true, pools: [{ name: 'steady', state: 'live' }] }));
@@ -63,7 +56,7 @@ describe('re-reading the sources', () => {
     redis.pause();
     let service: McsService;
     try {
-      service = await startMcsService({ redisUrl: redis.url, fake, holdBackoff: true });
+      service = await startMcsService({ redis, fake, holdBackoff: true });
       await waitFor(() => service.backoff.waiting === 1, { message: 'the source in its backoff' });
       await waitFor(() => service.join.sourceStatuses().some((s) => s.name === 'store' && s.reason?.includes('cannot be read')), {
         message: 'the store failing',
@@ -73,7 +66,7 @@ describe('re-reading the sources', () => {
       expect(notReady.status).toBe(503);
       expect(notReady.message).toMatch(/kubernetes: listing EndpointSlices failed: HTTP 500/);
       expect(notReady.message).toMatch(/store cannot be read/);
-      // The store cannot be read: /healthz says so, also before its first read (CONTRACT.md §5).
+      // The store cannot be read: /healthz says so, also before its first read (docs/contract.md §5).
       expect((await fetch(`${service.url}/healthz`)).status).toBe(503);
     } finally {
       redis.resume();

@@ -1,21 +1,15 @@
-// The warnings of CONTRACT.md §3, end to end: each logged once per entry into its condition, with the
+// The warnings of docs/contract.md §3, end to end: each logged once per entry into its condition, with the
 // fields the contract names, at the right time (two lease durations after the entry, not before), never
 // once per read, probe or event that leaves the condition as it was, and not repeated by the reads made
 // before the first full sync.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { FakeKubeApi } from '../support/fake-kube-api.js';
-import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
-import { waitFor } from '../support/wait.js';
-import { eventually, startMcsService, stopMcsServices, type McsService, type PoolRef } from './support/mcs-service.js';
+import { useRedis } from '../support/use-redis.js';
+import { eventually, waitFor } from '../support/wait.js';
+import { startMcsService, stopMcsServices, type McsService, type PoolRef } from './support/mcs-service.js';
 import { joinedPoolSlices, poolKeyOf, slice } from './support/slices.js';
 
-let redis: PrivateRedis;
-beforeAll(async () => {
-  redis = await startPrivateRedis();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
+const redis = useRedis('mcs');
 afterEach(stopMcsServices);
 
 const LEASE_MS = 400;
@@ -53,7 +47,7 @@ async function enterStuckStates(service: McsService, names: { unregistered: Pool
 
 describe('warnings', () => {
   it('unregistered, one-sided and lapsed each warn once, two lease durations after the entry, with pool, state and since', async () => {
-    const service = await startMcsService({ redisUrl: redis.url, leaseMs: LEASE_MS });
+    const service = await startMcsService({ redis, leaseMs: LEASE_MS });
     const first = { unregistered: ref('u1'), oneSided: ref('o1'), lapsed: ref('l1') };
     const second = { unregistered: ref('u2'), oneSided: ref('o2'), lapsed: ref('l2') };
 
@@ -106,7 +100,7 @@ describe('warnings', () => {
   });
 
   it('warns again on a new entry into the condition, timed from that entry', async () => {
-    const service = await startMcsService({ redisUrl: redis.url, leaseMs: LEASE_MS });
+    const service = await startMcsService({ redis, leaseMs: LEASE_MS });
     const pool = ref('flapping');
     service.keepBeating([pool]);
     await waitFor(() => stuckWarnings(service, pool).length === 1, { message: 'the first warning', timeoutMs: 5000 });
@@ -129,7 +123,7 @@ describe('warnings', () => {
   it('events and relists neither restart nor repeat a pending warning; ending the condition cancels it', async () => {
     // A longer lease: a timer restarted by the later events would fire well after the right time.
     const leaseMs = 600;
-    const service = await startMcsService({ redisUrl: redis.url, leaseMs });
+    const service = await startMcsService({ redis, leaseMs });
     const stays = ref('stays-one-sided');
     const joins = ref('joins-by-relist');
     const ticker = ref('lapses-meanwhile');
@@ -168,7 +162,7 @@ describe('warnings', () => {
   });
 
   it('frontendless warns on each entry, with pool, frontend_service, port_name and frontend_slices_with_port; not on events that leave it so', async () => {
-    const service = await startMcsService({ redisUrl: redis.url });
+    const service = await startMcsService({ redis });
     const noSlice = ref('no-frontend-slice');
     const notReady = ref('frontend-not-ready');
     service.fake.add(slice({ flavour: 'mcs', ...noSlice, role: 'relay', endpoints: [{ ip: '10.1.0.1' }] }));
@@ -230,7 +224,7 @@ describe('warnings', () => {
     fake.add(slice({ flavour: 'mcs', ...wrongPort, role: 'frontend', endpoints: [{ ip: '10.2.0.2' }], ports: [{ name: 'grpc', port: 8001 }] }));
     // Every watch is refused with 410: the source lists (so the pools are known) but is never synced.
     fake.failNextWatches('http-410', 'http-410', 'http-410', 'http-410');
-    const service = await startMcsService({ redisUrl: redis.url, fake, holdBackoff: true });
+    const service = await startMcsService({ redis, fake, holdBackoff: true });
     await service.heartbeat(frontendless);
     await service.heartbeat(wrongPort);
     await waitFor(() => frontendlessWarnings(service, frontendless).length > 0 && frontendlessWarnings(service, wrongPort).length > 0, {

@@ -1,43 +1,41 @@
-// GET /metrics through the service as `serve` wires it: the exposition parses strictly, names every
-// metric CONTRACT.md §5 lists, and its counters and gauges move with the events the test causes.
-import { pino } from 'pino';
+// GET /metrics of the service as `serve` assembles it, through app.request(): the exposition parses
+// strictly, names every metric docs/contract.md §5 lists, and its counters and gauges move with the events
+// the test causes.
+import type { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServe, type ServeHandle } from '../../src/service/start.js';
-import { DEFAULT_CONFIG } from '../../src/service/config.js';
 import { instrumentStore } from '../../src/metrics/instrumented-store.js';
 import { createMemoryStore } from '../../src/store/memory.js';
+import { postJson } from '../support/http.js';
+import { registration } from '../support/registration.js';
+import { startService, type TestService } from '../support/service.js';
 import { SseReader } from '../support/sse.js';
-import { postJson, registration } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 import { parsePrometheusText, valueOf, type Family } from './prometheus-text.js';
 
 const LEASE_MS = 600;
 
-function startService(): Promise<ServeHandle> {
-  return startServe(
-    { ...DEFAULT_CONFIG, listen: { host: '127.0.0.1', port: 0 }, leaseMs: LEASE_MS, heartbeatIntervalMs: 200 },
-    pino({ level: 'silent' }),
-  );
+function meteredService(): Promise<TestService> {
+  return startService({ leaseMs: LEASE_MS, heartbeatIntervalMs: 200, observability: { processMetrics: true }, socket: false });
 }
 
-async function scrape(url: string): Promise<Map<string, Family>> {
-  const response = await fetch(`${url}/metrics`);
+async function scrape(app: Hono): Promise<Map<string, Family>> {
+  const response = await app.request('/metrics');
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
   return parsePrometheusText(await response.text());
 }
 
 describe('GET /metrics', () => {
-  let svc: ServeHandle;
-  let url: string;
+  let svc: TestService;
+  let app: Hono;
   beforeAll(async () => {
-    svc = await startService();
-    url = svc.server.url;
+    svc = await meteredService();
+    app = svc.app;
   });
   afterAll(() => svc?.stop());
 
   it('exposes every metric the contract names, typed, plus the process metrics', async () => {
-    const families = await scrape(url);
+    const families = await scrape(app);
     const types = Object.fromEntries([...families.values()].map((f) => [f.name, f.type]));
     expect(types).toMatchObject({
       poolscope_pools: 'gauge',
@@ -62,20 +60,20 @@ describe('GET /metrics', () => {
   });
 
   it('moves with heartbeats, pools, lapses, warnings, store commands and watchers', async () => {
-    const before = await scrape(url);
+    const before = await scrape(app);
     const count = (f: Map<string, Family>, name: string, labels: Record<string, string> = {}) => valueOf(f, name, labels) ?? 0;
 
     const live = registration({ name: 'metered' });
     const bare = registration({ name: 'bare', frontends: [] });
-    expect((await postJson(url, live)).status).toBe(200);
-    expect((await postJson(url, live)).status).toBe(200);
-    expect((await postJson(url, bare)).status).toBe(200);
-    expect((await postJson(url, { ...live, model: '' })).status).toBe(400);
-    expect((await postJson(url, '{not json')).status).toBe(400);
+    expect((await postJson(app, live)).status).toBe(200);
+    expect((await postJson(app, live)).status).toBe(200);
+    expect((await postJson(app, bare)).status).toBe(200);
+    expect((await postJson(app, { ...live, model: '' })).status).toBe(400);
+    expect((await postJson(app, '{not json')).status).toBe(400);
 
     const listed = await waitFor(
       async () => {
-        const f = await scrape(url);
+        const f = await scrape(app);
         return count(f, 'poolscope_pools', { state: 'live' }) === 1 && count(f, 'poolscope_pools', { state: 'frontendless' }) === 1 && f;
       },
       { message: 'one live and one frontendless pool' },
@@ -89,15 +87,15 @@ describe('GET /metrics', () => {
     expect(count(listed, 'poolscope_store_command_seconds_count', { command: 'snapshot', outcome: 'ok' })).toBeGreaterThanOrEqual(1);
 
     // Watchers: one stream open, then none.
-    const sse = await SseReader.open(`${url}/pools/watch`);
-    await waitFor(async () => count(await scrape(url), 'poolscope_watch_subscribers') === 1, { message: 'one watcher' });
+    const sse = await SseReader.open(app, '/pools/watch');
+    await waitFor(async () => count(await scrape(app), 'poolscope_watch_subscribers') === 1, { message: 'one watcher' });
     await sse.close();
-    await waitFor(async () => count(await scrape(url), 'poolscope_watch_subscribers') === 0, { message: 'no watcher' });
+    await waitFor(async () => count(await scrape(app), 'poolscope_watch_subscribers') === 0, { message: 'no watcher' });
 
     // No more heartbeats: both leases lapse, each counted once.
     const lapsed = await waitFor(
       async () => {
-        const f = await scrape(url);
+        const f = await scrape(app);
         return count(f, 'poolscope_pools', { state: 'lapsed' }) === 2 && f;
       },
       { timeoutMs: LEASE_MS + 3000, message: 'two lapsed pools' },
@@ -107,11 +105,11 @@ describe('GET /metrics', () => {
   });
 
   it('keeps a registry per service: two services in one process count apart', async () => {
-    const other = await startService();
+    const other = await meteredService();
     try {
-      expect((await postJson(other.server.url, registration({ name: 'elsewhere' }))).status).toBe(200);
-      const mine = await scrape(url);
-      const theirs = await scrape(other.server.url);
+      expect((await postJson(other.app, registration({ name: 'elsewhere' }))).status).toBe(200);
+      const mine = await scrape(app);
+      const theirs = await scrape(other.app);
       expect(valueOf(theirs, 'poolscope_heartbeats_total', { outcome: 'ok' })).toBe(1);
       expect(valueOf(mine, 'poolscope_heartbeats_total', { outcome: 'ok' })).not.toBe(1);
     } finally {
@@ -120,11 +118,11 @@ describe('GET /metrics', () => {
   });
 
   it('reports whether each source is synced (the memory store warms up for one lease)', async () => {
-    const fresh = await startService();
+    const fresh = await meteredService();
     try {
-      const first = await scrape(fresh.server.url);
+      const first = await scrape(fresh.app);
       expect(valueOf(first, 'poolscope_source_synced', { source: 'warmup' })).toBe(0);
-      await waitFor(async () => valueOf(await scrape(fresh.server.url), 'poolscope_source_synced', { source: 'warmup' }) === 1, {
+      await waitFor(async () => valueOf(await scrape(fresh.app), 'poolscope_source_synced', { source: 'warmup' }) === 1, {
         timeoutMs: LEASE_MS + 2000,
         message: 'warm-up over',
       });
@@ -139,9 +137,9 @@ describe('instrumentStore', () => {
     const observed: [string, string][] = [];
     const raw = createMemoryStore({ leaseMs: 1000 });
     const store = instrumentStore({ store: raw, observe: (command, outcome) => observed.push([command, outcome]) });
-    await store.heartbeat(registrationInput());
+    await store.heartbeat(registration());
     await raw.close();
-    await expect(store.heartbeat(registrationInput())).rejects.toThrow();
+    await expect(store.heartbeat(registration())).rejects.toThrow();
     expect(observed).toEqual([
       ['heartbeat', 'ok'],
       ['heartbeat', 'error'],
@@ -150,16 +148,3 @@ describe('instrumentStore', () => {
     expect(store.forgetsOnRestart).toBe(true);
   });
 });
-
-function registrationInput() {
-  return {
-    cluster_id: 'c',
-    namespace: 'ns',
-    name: 'n',
-    model: 'm',
-    capabilities: [],
-    capacity: [],
-    location: {},
-    frontends: [],
-  };
-}

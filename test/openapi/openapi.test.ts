@@ -1,15 +1,16 @@
-// GET /openapi.json: a valid OpenAPI 3.1 document that lists every route of CONTRACT.md §5 and every
+// GET /openapi.json: a valid OpenAPI 3.1 document that lists every route of docs/contract.md §5 and every
 // route the app serves (so a route added without its description fails here), whose $refs resolve, and
 // whose schemas (the zod schemas it is generated from) accept what the routes really answer.
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { heartbeatReplySchema, poolListSchema } from '../../src/contract/index.js';
 import { debugPoolDetailSchema, debugPoolListSchema, debugPoolSchema, machineGraphSchema } from '../../src/openapi/debug-schemas.js';
-import { postJson, registration } from '../support/service.js';
+import { postJson } from '../support/http.js';
+import { registration } from '../support/registration.js';
+import { startService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
-import { startObservedService, type ObservedService } from '../debug/support/observed-service.js';
 
-/** CONTRACT.md §5, route by route. */
+/** docs/contract.md §5, route by route. */
 const CONTRACT_ROUTES = [
   'POST /pools',
   'GET /pools',
@@ -28,11 +29,11 @@ const NOT_DESCRIBED = new Set(['GET /debug/', 'GET /debug/assets/{file}']);
 type Doc = { openapi: string; paths: Record<string, Record<string, { responses: Record<string, unknown> }>>; components: { schemas: Record<string, unknown> } };
 
 describe('GET /openapi.json', () => {
-  let svc: ObservedService;
+  let svc: TestService;
   let doc: Doc;
   beforeAll(async () => {
-    svc = await startObservedService({ leaseMs: 2000 });
-    const response = await fetch(`${svc.url}/openapi.json`);
+    svc = await startService({ leaseMs: 2000, socket: false });
+    const response = await svc.app.request('/openapi.json');
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     doc = (await response.json()) as Doc;
@@ -49,7 +50,7 @@ describe('GET /openapi.json', () => {
     expect(result.valid).toBe(true);
   });
 
-  it('lists every route of CONTRACT.md §5', () => {
+  it('lists every route of docs/contract.md §5', () => {
     const routes = described();
     for (const route of CONTRACT_ROUTES) expect(routes, route).toContain(route);
   });
@@ -94,10 +95,10 @@ describe('GET /openapi.json', () => {
 
   it('has schemas that accept what the routes answer (no field missing, none extra)', async () => {
     const key = 'us-east-1/llm/llama-70b';
-    const reply = await (await postJson(svc.url, registration())).json();
+    const reply = await (await postJson(svc.app, registration())).json();
     expect(heartbeatReplySchema.strict().parse(reply)).toEqual(reply);
-    await waitFor(async () => (await (await fetch(`${svc.url}/pools`)).json()).pools.length === 1);
-    const get = async (path: string) => (await fetch(`${svc.url}${path}`)).json();
+    await waitFor(async () => (await (await svc.app.request('/pools')).json()).pools.length === 1);
+    const get = async (path: string) => (await svc.app.request(path)).json();
     const exact = (schema: { parse(v: unknown): unknown }, body: unknown) => expect(schema.parse(body)).toEqual(body);
     exact(poolListSchema, await get('/pools'));
     exact(debugPoolListSchema, await get('/debug/pools'));

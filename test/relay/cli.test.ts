@@ -8,9 +8,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { envName } from '../../src/cli/flag-parser.js';
 import { RELAY_FLAGS } from '../../src/cli/commands/relay-flags.js';
+import { listPools } from '../support/http.js';
 import { REPO_ROOT } from '../support/process.js';
+import { startService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
-import { listPools, startService, type InProcessService } from './support.js';
 
 const bin = join(REPO_ROOT, 'bin', 'poolscope.js');
 const dir = mkdtempSync(join(tmpdir(), 'poolscope-relay-cli-'));
@@ -123,7 +124,7 @@ describe('poolscope relay refuses a bad registration at start', () => {
 });
 
 describe('poolscope relay', () => {
-  let service: InProcessService;
+  let service: TestService;
   beforeAll(async () => {
     service = await startService({ heartbeatIntervalMs: 200, leaseMs: 2000 });
   });

@@ -1,22 +1,19 @@
 // startRelay() against the real service in-process: it registers and renews at the interval the reply
 // names (and follows a changed one), fails over on a 503 and on a replica that never answers, sends a
 // changed registration at once, carries a bearer token over TLS with a custom CA, and stops.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRelay, type HeartbeatOutcome } from '../../src/relay/index.js';
 import { RegistrationError } from '../../src/relay/registration.js';
+import { stopAfterEach } from '../support/cleanup.js';
+import { listPools } from '../support/http.js';
 import { captureLogs } from '../support/logs.js';
-import { randomPrefix, startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
+import { registration } from '../support/registration.js';
+import { startService, type TestService } from '../support/service.js';
+import { useRedis } from '../support/use-redis.js';
 import { waitFor } from '../support/wait.js';
-import { hasOpenssl, listPools, makeTlsFiles, startService, startSilentServer, relayRegistration, type InProcessService } from './support.js';
+import { hasOpenssl, makeTlsFiles, startSilentServer } from './support.js';
 
-const running: { stop(): Promise<void> }[] = [];
-function track<T extends { stop(): Promise<void> }>(thing: T): T {
-  running.push(thing);
-  return thing;
-}
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((thing) => thing.stop()));
-});
+const track = stopAfterEach();
 
 function relayTo(servers: string[], overrides: Partial<Parameters<typeof startRelay>[0]> = {}) {
   const beats: HeartbeatOutcome[] = [];
@@ -24,7 +21,7 @@ function relayTo(servers: string[], overrides: Partial<Parameters<typeof startRe
   const relay = track(
     startRelay({
       servers,
-      registration: relayRegistration({ name: 'relayed' }),
+      registration: registration({ name: 'relayed' }),
       logger: logs.logger,
       random: () => 0,
       onHeartbeat: (outcome) => beats.push(outcome),
@@ -44,7 +41,7 @@ const listed = async (url: string, name = 'relayed') => (await listPools(url)).p
 
 describe('startRelay', () => {
   it('registers at once, then renews at the interval the reply names, and follows a changed interval', async () => {
-    let service: InProcessService = await startService({ heartbeatIntervalMs: 150, leaseMs: 3000 });
+    let service: TestService = await startService({ heartbeatIntervalMs: 150, leaseMs: 3000 });
     const port = service.port;
     try {
       const { relay, beats } = relayTo([service.url]);
@@ -74,21 +71,14 @@ describe('startRelay', () => {
   });
 
   describe('fails over', () => {
-    let redis: PrivateRedis;
-    beforeAll(async () => {
-      redis = await startPrivateRedis();
-    });
-    afterAll(async () => {
-      redis?.resume();
-      await redis?.stop();
-    });
+    const redis = useRedis('relay');
 
     it('to the next replica on a 503 (its store unreachable) and stays there', async () => {
       const frozen = track(
         await startService({
           registrationStorage: 'redis',
           redisUrl: redis.url,
-          redisPrefix: randomPrefix('relay'),
+          redisPrefix: redis.prefix,
           redisCommandTimeoutMs: 200,
         }),
       );
@@ -136,25 +126,25 @@ describe('startRelay', () => {
     const service = track(await startService({ heartbeatIntervalMs: 10_000, leaseMs: 30_000 }));
     const { relay } = relayTo([service.url]);
     await relay.registered;
-    relay.update(relayRegistration({ name: 'relayed', capacity: [{ name: 'gpus', value: 16 }] }));
+    relay.update(registration({ name: 'relayed', capacity: [{ name: 'gpus', value: 16 }] }));
     const pool = await waitFor(async () => (await listPools(service.url)).pools.find((p) => p.capacity[0]?.value === 16), {
       timeoutMs: 2000,
     });
     expect(pool.name).toBe('relayed');
-    expect(() => relay.update(relayRegistration({ name: 'relayed', capacity: [{ name: 'gpus', value: 'x' }] }))).toThrow(RegistrationError);
-    expect(() => relay.update(relayRegistration({ name: 'another' }))).toThrow(/keeps its pool/);
+    expect(() => relay.update(registration({ name: 'relayed', capacity: [{ name: 'gpus', value: 'x' }] }))).toThrow(RegistrationError);
+    expect(() => relay.update(registration({ name: 'another' }))).toThrow(/keeps its pool/);
   });
 
   it('refuses a registration that breaks the contract at start, naming the field', () => {
     try {
-      startRelay({ servers: ['http://127.0.0.1:1'], registration: relayRegistration({ capacity: [{ name: 'gpus', value: 'eight' }] }) });
+      startRelay({ servers: ['http://127.0.0.1:1'], registration: registration({ capacity: [{ name: 'gpus', value: 'eight' }] }) });
       expect.unreachable();
     } catch (error) {
       expect(error).toBeInstanceOf(RegistrationError);
       expect((error as RegistrationError).field).toBe('capacity.0.value');
     }
-    expect(() => startRelay({ servers: ['http://127.0.0.1:1'], registration: relayRegistration({ extra: 1 }) })).toThrow(/extra: unknown field/);
-    expect(() => startRelay({ servers: [], registration: relayRegistration() })).toThrow(/at least one server/);
+    expect(() => startRelay({ servers: ['http://127.0.0.1:1'], registration: registration({ extra: 1 }) })).toThrow(/extra: unknown field/);
+    expect(() => startRelay({ servers: [], registration: registration() })).toThrow(/at least one server/);
   });
 
   it('stops: no heartbeat after stop() resolves', async () => {
@@ -164,14 +154,14 @@ describe('startRelay', () => {
     await relay.stop();
     const count = beats.length;
     // Wait for the service to see a later heartbeat of another pool: the stopped relay's count stands.
-    const other = relayTo([service.url], { registration: relayRegistration({ name: 'other' }) });
+    const other = relayTo([service.url], { registration: registration({ name: 'other' }) });
     await waitFor(() => other.beats.filter((b) => b.ok).length >= 4);
     expect(beats.length).toBe(count);
   });
 
   describe.skipIf(!hasOpenssl)('over TLS with a bearer token', () => {
     const files = hasOpenssl ? makeTlsFiles() : undefined;
-    let service: InProcessService;
+    let service: TestService;
     beforeAll(async () => {
       service = await startService({ tlsCertPath: files!.cert, tlsKeyPath: files!.key, authTokenFile: files!.tokenFile });
     });

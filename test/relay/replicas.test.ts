@@ -2,39 +2,32 @@
 // replica it talks to, and the pool never leaves the list of any replica still running, on GET /pools or
 // on the watch stream, for two leases after.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { poolListSchema, watchEventSchemas } from '../../src/contract/index.js';
+import { watchEventSchemas } from '../../src/contract/index.js';
 import { startRelay, type Relay } from '../../src/relay/index.js';
-import { startPoolscope, type PoolscopeProcess } from '../support/process.js';
-import { randomPrefix, startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
+import { listPools } from '../support/http.js';
+import { redisReplicaFlags, startPoolscope, type PoolscopeProcess } from '../support/process.js';
+import { registration } from '../support/registration.js';
 import { SseReader } from '../support/sse.js';
-import { waitFor } from '../support/wait.js';
-import { relayRegistration } from './support.js';
+import { useRedis } from '../support/use-redis.js';
+import { throughout, waitFor } from '../support/wait.js';
 
 const LEASE_MS = 2000;
 
 describe('a relay against three replicas on one Redis', () => {
-  let redis: PrivateRedis;
+  const redis = useRedis('relay-replicas');
   let replicas: PoolscopeProcess[] = [];
   let prefix: string;
-  const start = () =>
-    startPoolscope([
-      '--registration-storage=redis',
-      `--redis-url=${redis.url}`,
-      `--redis-prefix=${prefix}`,
-      `--lease-duration-secs=${LEASE_MS / 1000}`,
-      '--heartbeat-interval-secs=0.5',
-      '--redis-command-timeout-ms=300',
-    ]);
+  const flags = () => [...redisReplicaFlags(redis, prefix), `--lease-duration-secs=${LEASE_MS / 1000}`, '--heartbeat-interval-secs=0.5'];
+  const start = () => startPoolscope(flags());
 
   beforeAll(async () => {
-    redis = await startPrivateRedis();
-    prefix = randomPrefix('relay-replicas');
+    // One prefix for the replicas of every test here (a replica restarted in a test joins the others).
+    prefix = redis.prefix;
     replicas = await Promise.all([start(), start(), start()]);
   });
   afterAll(async () => {
     for (const replica of replicas) replica.child.kill('SIGCONT');
     await Promise.all(replicas.map((r) => r.stop('SIGKILL')));
-    await redis?.stop();
   });
 
   /** Polls GET /pools of `survivors` and follows their watch streams for `ms`; returns every absence seen. */
@@ -44,14 +37,12 @@ describe('a relay against three replicas on one Redis', () => {
     try {
       await waitFor(() => streams.every((s) => s.of('resync').length > 0));
       disrupt();
-      const until = Date.now() + ms;
-      while (Date.now() < until) {
+      await throughout(ms, 50, async () => {
         for (const replica of survivors) {
-          const list = poolListSchema.parse(await (await fetch(`${replica.url}/pools`)).json());
+          const list = await listPools(replica.url);
           if (!list.pools.some((p) => p.name === name)) absences.push(`${replica.url} GET /pools at ${new Date().toISOString()}`);
         }
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      });
       for (const [i, stream] of streams.entries()) {
         for (const message of stream.messages) {
           if (message.event === 'delete' && watchEventSchemas.delete.parse(message.data).pool.name === name) {
@@ -70,10 +61,10 @@ describe('a relay against three replicas on one Redis', () => {
   }
 
   async function relayOnAll(name: string): Promise<{ relay: Relay; talkingTo: PoolscopeProcess }> {
-    const relay = startRelay({ servers: replicas.map((r) => r.url), registration: relayRegistration({ name }) });
+    const relay = startRelay({ servers: replicas.map((r) => r.url), registration: registration({ name }) });
     await relay.registered;
     for (const replica of replicas) {
-      await waitFor(async () => poolListSchema.parse(await (await fetch(`${replica.url}/pools`)).json()).pools.some((p) => p.name === name));
+      await waitFor(async () => (await listPools(replica.url)).pools.some((p) => p.name === name));
     }
     return { relay, talkingTo: replicas.find((r) => r.url === relay.status.server)! };
   }
@@ -87,12 +78,9 @@ describe('a relay against three replicas on one Redis', () => {
       expect(relay.status.server).not.toBe(talkingTo.url);
       expect(relay.status.lastAcceptedAt).toBeGreaterThan(Date.now() - LEASE_MS / 2);
       // Back on the same port, the killed replica lists the pool on its first complete answer.
-      replicas[replicas.indexOf(talkingTo)] = await startPoolscope(
-        ['--registration-storage=redis', `--redis-url=${redis.url}`, `--redis-prefix=${prefix}`, `--lease-duration-secs=${LEASE_MS / 1000}`, '--heartbeat-interval-secs=0.5', '--redis-command-timeout-ms=300'],
-        { port: talkingTo.port },
-      );
+      replicas[replicas.indexOf(talkingTo)] = await startPoolscope(flags(), { port: talkingTo.port });
       const list = await waitFor(async () => {
-        const l = poolListSchema.parse(await (await fetch(`${talkingTo.url}/pools`)).json());
+        const l = await listPools(talkingTo.url);
         return l.complete && l;
       });
       expect(list.pools.map((p) => p.name)).toContain('survives-kill');

@@ -1,19 +1,11 @@
 // `poolscope simulate`: N real relays fill the service, churn stops pools (they lapse), brings them back,
 // changes capacity and frontends; the same seed makes the same choices; it stops cleanly.
 import { describe, expect, it } from 'vitest';
-import { main, type CliIo } from '../../src/cli/main.js';
-import { waitFor } from '../support/wait.js';
+import { main } from '../../src/cli/main.js';
 import { listPools } from '../support/http.js';
+import { captureCliIo } from '../support/logs.js';
 import { startService } from '../support/service.js';
-
-function capture() {
-  let out = '';
-  let err = '';
-  const shutdown = new AbortController();
-  const io: CliIo = { stdout: (t) => void (out += t), stderr: (t) => void (err += t), env: { POOLSCOPE_LOG_LEVEL: 'info' }, shutdown: shutdown.signal };
-  const lines = () => out.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
-  return { io, lines, err: () => err, stop: () => shutdown.abort() };
-}
+import { waitFor } from '../support/wait.js';
 
 const churnKinds = (lines: Record<string, unknown>[]) =>
   new Set(lines.map((l) => String(l.msg)).filter((m) => m.startsWith('churn: ')));
@@ -21,7 +13,7 @@ const churnKinds = (lines: Record<string, unknown>[]) =>
 describe('poolscope simulate', () => {
   it('fills the service with N pools, churns them, and stops on shutdown', async () => {
     const service = await startService({ leaseMs: 600, heartbeatIntervalMs: 150 });
-    const c = capture();
+    const c = captureCliIo({ POOLSCOPE_LOG_LEVEL: 'info' });
     try {
       const running = main(['simulate', `--servers=${service.url}`, '--pools=8', '--churn-interval-secs=0.05', '--seed=7'], c.io);
       await waitFor(async () => (await listPools(service.url)).pools.length >= 6, { timeoutMs: 5000 });
@@ -49,7 +41,7 @@ describe('poolscope simulate', () => {
 
   it('numbers its pools from --first-pool, so two simulations hold different pools', async () => {
     const service = await startService({ leaseMs: 2000, heartbeatIntervalMs: 200 });
-    const c = capture();
+    const c = captureCliIo({ POOLSCOPE_LOG_LEVEL: 'info' });
     try {
       const running = main(['simulate', `--servers=${service.url}`, '--pools=3', '--first-pool=12', '--churn-interval-secs=0'], c.io);
       const listed = await waitFor(async () => {
@@ -66,7 +58,7 @@ describe('poolscope simulate', () => {
   });
 
   it('refuses a --first-pool that is not a whole number', async () => {
-    const c = capture();
+    const c = captureCliIo({ POOLSCOPE_LOG_LEVEL: 'info' });
     expect(await main(['simulate', '--servers=http://127.0.0.1:1', '--first-pool=-1'], c.io)).toBe(2);
     expect(c.err()).toMatch(/^poolscope: --first-pool: /);
   });
@@ -76,7 +68,7 @@ describe('poolscope simulate', () => {
     try {
       const runs: string[][] = [];
       for (let i = 0; i < 2; i++) {
-        const c = capture();
+        const c = captureCliIo({ POOLSCOPE_LOG_LEVEL: 'info' });
         const running = main(['simulate', `--servers=${service.url}`, '--pools=5', '--churn-interval-secs=0.02', '--seed=42'], c.io);
         await waitFor(() => c.lines().filter((l) => String(l.msg).startsWith('churn: ')).length >= 12, { timeoutMs: 10_000 });
         c.stop();
@@ -96,7 +88,7 @@ describe('poolscope simulate', () => {
   });
 
   it('refuses a bad --pools with exit 2', async () => {
-    const c = capture();
+    const c = captureCliIo({ POOLSCOPE_LOG_LEVEL: 'info' });
     expect(await main(['simulate', '--pools=0'], c.io)).toBe(2);
     expect(c.err()).toBe('poolscope: --pools: must be an integer from 1 to 100000\n');
   });

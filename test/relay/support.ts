@@ -1,33 +1,17 @@
-// Helpers of the relay and router client tests: the real service in-process (startServe, the code the
-// binary runs) on a chosen or free port, a self-signed certificate, and a socket that never answers.
+// Helpers of the relay and router client tests: a self-signed certificate, and a socket that never answers.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
-import { DEFAULT_CONFIG, type ServeConfig } from '../../src/service/config.js';
-import { startServe } from '../../src/service/start.js';
-import { poolListSchema, type PoolList, type RegistrationInput } from '../../src/contract/index.js';
-import { registration } from '../support/service.js';
+import { registration } from '../support/registration.js';
+import type { TestService } from '../support/service.js';
 
-export interface InProcessService {
-  url: string;
-  port: number;
-  stop(): Promise<void>;
-}
-
-/** `poolscope serve` in this process, on 127.0.0.1 (port 0: a free one), logging nowhere. */
-export async function startService(overrides: Partial<ServeConfig> = {}, port = 0): Promise<InProcessService> {
-  const config: ServeConfig = { ...DEFAULT_CONFIG, listen: { host: '127.0.0.1', port }, ...overrides };
-  const handle = await startServe(config, pino({ level: 'silent' }));
-  const bound = handle.server.address.port;
-  return { url: handle.server.url, port: bound, stop: () => handle.stop() };
-}
-
-export async function listPools(url: string): Promise<PoolList> {
-  return poolListSchema.parse(await (await fetch(`${url}/pools`)).json());
-}
+// The names test/relay/fallback.test.ts imports from here; the helpers are test/support's.
+export { startService } from '../support/service.js';
+export { listPools } from '../support/http.js';
+export type InProcessService = TestService;
+export const relayRegistration = registration;
 
 export const hasOpenssl = (() => {
   try {
@@ -70,9 +54,4 @@ export async function startSilentServer(): Promise<{ url: string; stop(): Promis
         server.close(() => resolve());
       }),
   };
-}
-
-/** The valid registration of test/support/service.ts, typed for startRelay (overrides may break it on purpose). */
-export function relayRegistration(overrides: Record<string, unknown> = {}): RegistrationInput {
-  return registration(overrides) as RegistrationInput;
 }

@@ -1,47 +1,37 @@
-// Three `poolscope serve` processes on one Redis (issue 3): one view from every replica, lapses seen
+// Three `poolscope serve` processes on one Redis: one view from every replica, lapses seen
 // everywhere within lease + 1 s and logged once, a killed replica forgets nothing, and a Redis outage
 // keeps every replica's last view (complete: false) until Redis returns.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { poolListSchema, type PoolList } from '../../src/contract/index.js';
-import { startPoolscope, type PoolscopeProcess } from '../support/process.js';
-import { randomPrefix, startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
-import { postJson, registration } from '../support/service.js';
+import type { PoolList } from '../../src/contract/index.js';
+import { listPools, postJson } from '../support/http.js';
+import { redisReplicaFlags, startPoolscope, type PoolscopeProcess } from '../support/process.js';
+import { registration } from '../support/registration.js';
 import { SseReader } from '../support/sse.js';
-import { waitFor } from '../support/wait.js';
+import { useRedis } from '../support/use-redis.js';
+import { repeatEvery, throughout, waitFor } from '../support/wait.js';
 
 const LEASE_SECS = 2;
 const LEASE_MS = LEASE_SECS * 1000;
 
-async function getPools(replica: PoolscopeProcess): Promise<PoolList> {
-  return poolListSchema.parse(await (await fetch(`${replica.url}/pools`)).json());
-}
+const getPools = (replica: PoolscopeProcess): Promise<PoolList> => listPools(replica.url);
 
 const names = async (replica: PoolscopeProcess) => (await getPools(replica)).pools.map((p) => p.name);
 
 describe('three replicas on one Redis', () => {
-  let redis: PrivateRedis;
+  const redis = useRedis('replicas');
   let prefix: string;
   let replicas: PoolscopeProcess[];
-  const start = () =>
-    startPoolscope([
-      '--registration-storage=redis',
-      `--redis-url=${redis.url}`,
-      `--redis-prefix=${prefix}`,
-      `--lease-duration-secs=${LEASE_SECS}`,
-      '--heartbeat-interval-secs=0.5',
-      '--redis-command-timeout-ms=300',
-    ]);
+  const start = () => startPoolscope([...redisReplicaFlags(redis, prefix), `--lease-duration-secs=${LEASE_SECS}`, '--heartbeat-interval-secs=0.5']);
 
   beforeAll(async () => {
-    redis = await startPrivateRedis();
-    prefix = randomPrefix('replicas');
+    // One prefix for the replicas of every test here (a replica restarted in a test joins the others).
+    prefix = redis.prefix;
     replicas = await Promise.all([start(), start(), start()]);
   });
   afterAll(async () => {
-    redis?.resume();
+    redis.resume();
     await Promise.all((replicas ?? []).map((r) => r.stop('SIGKILL')));
-    await redis?.stop();
   });
 
   it('shows a heartbeat sent to A on B and C, in GET /pools and on their watch streams', async () => {
@@ -68,15 +58,13 @@ describe('three replicas on one Redis', () => {
   it('keeps a pool listed on all three under round-robin heartbeats; after they stop it leaves all three within lease + 1 s, lapsed once', async () => {
     const name = 'round-robin';
     let lastBeat = 0;
-    const until = Date.now() + 2 * LEASE_MS;
     let i = 0;
-    while (Date.now() < until) {
+    await throughout(2 * LEASE_MS, 250, async () => {
+      if (i > 3) for (const r of replicas) expect(await names(r)).toContain(name);
       const replica = replicas[i++ % 3]!;
       expect((await postJson(replica.url, registration({ name }))).status).toBe(200);
       lastBeat = Date.now();
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      if (i > 3) for (const r of replicas) expect(await names(r)).toContain(name);
-    }
+    });
     await Promise.all(
       replicas.map((r) =>
         waitFor(async () => !(await names(r)).includes(name), { timeoutMs: LEASE_MS + 1500, intervalMs: 20 }),
@@ -132,11 +120,9 @@ describe('three replicas on one Redis', () => {
       expect(refused.status).toBe(503);
       expect((await fetch(`${replicas[1]!.url}/healthz`)).status).toBe(503);
       // Shorter than a lease, and still nobody drops a pool (no lapse on a local clock).
-      const frozenUntil = Date.now() + LEASE_MS * 0.75;
-      while (Date.now() < frozenUntil) {
+      await throughout(LEASE_MS * 0.75, 100, async () => {
         for (const replica of replicas) expect(await names(replica)).toEqual(expect.arrayContaining(pools));
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      });
       redis.resume();
       for (const replica of replicas) {
         await waitFor(async () => {
@@ -163,19 +149,15 @@ describe('three replicas on one Redis', () => {
         replicas.map((r) => waitFor(async () => (await names(r)).filter((n) => pools.includes(n)).length === 3)),
       );
       // Watch every replica's list from now on: no answer may lack a pool, complete or not.
-      let watching = true;
       const violations: string[] = [];
-      const watcher = (async () => {
-        while (watching) {
-          for (const replica of replicas) {
-            const list = await getPools(replica).catch(() => undefined);
-            if (!list) continue;
-            const missing = pools.filter((p) => !list.pools.some((x) => x.name === p));
-            if (missing.length > 0) violations.push(`${replica.url} complete=${list.complete} missing ${missing.join(',')}`);
-          }
-          await new Promise((resolve) => setTimeout(resolve, 20));
+      const watcher = repeatEvery(20, async () => {
+        for (const replica of replicas) {
+          const list = await getPools(replica).catch(() => undefined);
+          if (!list) continue;
+          const missing = pools.filter((p) => !list.pools.some((x) => x.name === p));
+          if (missing.length > 0) violations.push(`${replica.url} complete=${list.complete} missing ${missing.join(',')}`);
         }
-      })();
+      });
       await redis.restart();
       for (const replica of replicas) {
         await waitFor(async () => {
@@ -183,8 +165,7 @@ describe('three replicas on one Redis', () => {
           return l.complete && pools.every((p) => l.pools.some((x) => x.name === p));
         }, { timeoutMs: LEASE_MS * 3 + 5000, message: `complete again on ${replica.url}` });
       }
-      watching = false;
-      await watcher;
+      await watcher.stop();
       expect(violations).toEqual([]);
       // A pool whose relay stopped before the restart is not resurrected: it leaves once the lease is over.
     } finally {
@@ -195,19 +176,7 @@ describe('three replicas on one Redis', () => {
 
 /** PoolRelays heartbeating `names` to `replica` every `everyMs` (retrying through 503s) until stopped. */
 function keepBeating(replica: PoolscopeProcess, pools: string[], everyMs = 250): { stop(): Promise<void> } {
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      await Promise.all(pools.map((name) => postJson(replica.url, registration({ name })).catch(() => undefined)));
-      await new Promise((resolve) => setTimeout(resolve, everyMs));
-    }
-  })();
-  return {
-    async stop() {
-      running = false;
-      await loop;
-    },
-  };
+  return repeatEvery(everyMs, () => Promise.all(pools.map((name) => postJson(replica.url, registration({ name })).catch(() => undefined))));
 }
 
 function chunk(fields: string[]): [string, string][] {

@@ -1,22 +1,52 @@
-// A pino logger whose lines land in an array, so tests can assert warnings and their fields.
-import { Writable } from 'node:stream';
+// Logs in tests, never printed to the console: a logger whose JSON lines land in an array (so a test can
+// assert warnings and their fields), one that drops everything, and the output of a CLI command run
+// in-process (its pino lines on stdout, parsed the same way).
 import { pino, type Logger } from 'pino';
+import type { CliIo } from '../../src/cli/command.js';
+
+/** One parsed pino line. */
+export interface LogLine {
+  level: number;
+  msg: string;
+  [field: string]: unknown;
+}
 
 export interface CapturedLogs {
   logger: Logger;
-  lines: Record<string, unknown>[];
+  /** Every line logged so far, parsed, in order. */
+  lines: LogLine[];
   /** Lines at level warn (40). */
-  warnings(): Record<string, unknown>[];
+  warnings(): LogLine[];
 }
 
 export function captureLogs(level: pino.Level = 'debug'): CapturedLogs {
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n')) if (line.trim()) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  const logger = pino({ level }, sink);
-  return { logger, lines, warnings: () => lines.filter((l) => l.level === 40) };
+  const lines: LogLine[] = [];
+  const logger = pino({ level }, { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) });
+  return { logger, lines, warnings: () => lines.filter((line) => line.level === 40) };
+}
+
+export const silentLogger = (): Logger => pino({ level: 'silent' });
+
+export interface CapturedCliIo {
+  /** Pass to `main(argv, io)`. */
+  io: CliIo;
+  out(): string;
+  err(): string;
+  /** The command's pino lines on stdout, parsed. */
+  lines(): LogLine[];
+  /** Abort the io's shutdown signal (as SIGTERM would end the command). */
+  stop(): void;
+}
+
+export function captureCliIo(env: CliIo['env'] = {}): CapturedCliIo {
+  let out = '';
+  let err = '';
+  const shutdown = new AbortController();
+  return {
+    io: { stdout: (text) => void (out += text), stderr: (text) => void (err += text), env, shutdown: shutdown.signal },
+    out: () => out,
+    err: () => err,
+    lines: () => out.split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as LogLine),
+    stop: () => shutdown.abort(),
+  };
 }

@@ -20,6 +20,11 @@ export interface PoolscopeProcess {
   exited: Promise<number | null>;
 }
 
+/** `serve` flags for a replica on a test's Redis under `prefix`, with a 300 ms command timeout (an outage shows at once). */
+export function redisReplicaFlags(redis: { url: string }, prefix: string): string[] {
+  return ['--registration-storage=redis', `--redis-url=${redis.url}`, `--redis-prefix=${prefix}`, '--redis-command-timeout-ms=300'];
+}
+
 /**
  * Start `poolscope serve` with `args` (plus `--listen 127.0.0.1:<free port>` unless given) and wait
  * until /healthz answers. `via` picks how: `npm start -- <args>` as README says, or `node bin/poolscope.js serve`.

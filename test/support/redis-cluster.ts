@@ -1,9 +1,11 @@
-// A local Redis Cluster of three masters (STACK.md's recipe): three redis-servers in cluster mode, joined
-// with `redis-cli --cluster create`, ready once every node reports cluster_state:ok.
+// A local Redis Cluster of three masters, for the store's one-hash-tag rule (docs/design.md "The store"):
+// three redis-servers in cluster mode, joined with `redis-cli --cluster create`, ready once every node
+// reports cluster_state:ok.
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { startPrivateRedis, type PrivateRedis } from './redis-server.js';
+import { waitFor } from './wait.js';
 
 const run = promisify(execFile);
 
@@ -39,15 +41,12 @@ export async function startRedisCluster(options: { masters?: number } = {}): Pro
 }
 
 async function waitForClusterOk(nodes: PrivateRedis[]): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const infos = await Promise.all(
-      nodes.map((node) => run('redis-cli', ['-p', String(node.port), 'cluster', 'info']).then((r) => r.stdout)),
-    );
-    if (infos.every((info) => info.includes('cluster_state:ok'))) return;
-    if (Date.now() > deadline) throw new Error(`cluster not ok within 15 s:\n${infos.join('\n')}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  const info = (node: PrivateRedis) => run('redis-cli', ['-p', String(node.port), 'cluster', 'info']).then((r) => r.stdout);
+  await waitFor(async () => (await Promise.all(nodes.map(info))).every((text) => text.includes('cluster_state:ok')), {
+    timeoutMs: 15_000,
+    intervalMs: 50,
+    message: 'cluster_state:ok on every node',
+  });
 }
 
 /** A free port P whose cluster bus port P + 10000 is free too. */

@@ -1,13 +1,15 @@
-// Redis for tests. startRedis(): the server every test file shares (REDIS_URL when set; a container when
-// TEST_REDIS=container; else a private redis-server). startPrivateRedis(): a redis-server of this file's
-// own on a free 127.0.0.1 port, which a test may stop, kill, restart on the same port, pause and resume.
-// Tests keep apart by key prefix (randomPrefix()), never by sharing data.
+// redis-server processes for tests. startPrivateRedis(): a redis-server of its own on a free 127.0.0.1
+// port, which a test may stop, kill, restart on the same port, pause and resume; a test file takes one
+// through `useRedis()` (use-redis.ts), and the benchmarks call it directly. startRedis(): a server named
+// by REDIS_URL, a container when TEST_REDIS=container, else a private one. Tests keep apart by key prefix
+// (randomPrefix()), never by sharing data.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitFor } from './wait.js';
 
 export interface SharedRedis {
   url: string;
@@ -116,15 +118,13 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Polls PING until +PONG (15–30 ms for a fresh server), at most 5 s. */
+/** Polls PING until +PONG (15–30 ms for a fresh server), at most 5 s; fails at once if the process exits. */
 export async function waitForPing(port: number, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}`);
-    if (await pings(port)) return;
-    if (Date.now() > deadline) throw new Error('no PONG within 5 s');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  const outcome = await waitFor(async () => (child.exitCode !== null ? 'exited' : (await pings(port)) && 'pong'), {
+    timeoutMs: 5000,
+    message: `PONG on port ${port}`,
+  });
+  if (outcome === 'exited') throw new Error(`exited with ${child.exitCode}`);
 }
 
 function pings(port: number): Promise<boolean> {

@@ -1,89 +1,124 @@
-// An in-process poolscope (store, join, Hono app, a real socket on 127.0.0.1) for HTTP tests.
+// The service in-process, the one way tests start it: built by the composition root of `serve`
+// (src/service: the store, the followed regions and the slice source a ServeConfig names, assembled with
+// the Observability facade), with the parts a test wants to hold instead (its own store, a slice source
+// it feeds) swapped in. `socket: false` opens no port: the test drives `app` with `app.request()`.
+// Otherwise it listens on 127.0.0.1 (a free port unless given), TLS when the configuration names a
+// certificate. The binary itself (`startServe`) is driven by the end-to-end tests (test/support/process.ts).
+import { readFile } from 'node:fs/promises';
 import type { Hono } from 'hono';
-import { assembleService } from '../../src/service/assemble.js';
+import { parseTokenFile } from '../../src/http/auth.js';
 import { listen, type RunningServer } from '../../src/http/server.js';
 import type { Join } from '../../src/join/join.js';
 import type { SliceSource } from '../../src/kube/types.js';
-import { createMemoryStore } from '../../src/store/memory.js';
+import { assembleService, type AssembleOptions } from '../../src/service/assemble.js';
+import { DEFAULT_CONFIG, type ServeConfig } from '../../src/service/config.js';
+import { Observability, type ObservabilityOptions } from '../../src/service/observability.js';
+import { createFollowedRegionsFor, createSliceSourceFor, createStoreFor } from '../../src/service/sources.js';
 import type { RegistrationStore } from '../../src/store/types.js';
-import type { PoolDiscovery } from '../../src/contract/index.js';
 import { captureLogs, type CapturedLogs } from './logs.js';
+
+/** What a test may hold instead of what the configuration names, and the knobs `serve` has no flag for. */
+export interface ServiceParts {
+  /** Default: the store the configuration names (memory unless `registrationStorage: 'redis'`). */
+  store?: RegistrationStore;
+  /** mcs/karmada: a slice source the test feeds (default: the kubeconfig one `serve` builds). */
+  slices?: SliceSource;
+  /** More join options; the sweep runs every 50 ms unless given. */
+  join?: Partial<Omit<AssembleOptions['join'], 'poolDiscovery' | 'leaseMs'>>;
+  /** Bearer tokens (default: read from `authTokenFile`, if any). */
+  authTokens?: string[];
+  /** SSE keep-alive period (default 15 s). */
+  keepAliveMs?: number;
+  /** Default: no process metrics, the /debug feed flushed every 50 ms. */
+  observability?: ObservabilityOptions;
+  /** Where every part logs (default: a new capture at debug). */
+  logs?: CapturedLogs;
+  /** false: open no port, drive `app` with `app.request()` (default true). */
+  socket?: boolean;
+}
+
+/** Configuration as `serve` flags give it (the lease's third is the heartbeat interval unless given), and the parts. */
+export type ServiceOptions = Partial<ServeConfig> & ServiceParts;
 
 export interface TestService {
   app: Hono;
   join: Join;
   store: RegistrationStore;
+  observability: Observability;
   logs: CapturedLogs;
-  server: RunningServer;
-  url: string;
+  /** http(s)://127.0.0.1:<port>; only with a socket. */
+  readonly url: string;
+  readonly port: number;
+  /** End watch streams, close the socket, stop the join and close the stores; once. */
   stop(): Promise<void>;
 }
 
-export interface TestServiceOptions {
-  leaseMs?: number;
-  heartbeatIntervalMs?: number;
-  store?: RegistrationStore;
-  poolDiscovery?: PoolDiscovery;
-  slices?: SliceSource;
-  authTokens?: string[];
-  keepAliveMs?: number;
-  sweepIntervalMs?: number;
-}
-
-export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
-  const leaseMs = options.leaseMs ?? 15_000;
-  const logs = captureLogs();
+/** Start the service; `port` 0 picks a free one (a test restarting a replica passes the port it had). */
+export async function startService(options: ServiceOptions = {}, port = 0): Promise<TestService> {
+  const { store, slices, join, authTokens, keepAliveMs, observability: observabilityOptions, logs = captureLogs(), socket = true, ...flags } = options;
+  const leaseMs = flags.leaseMs ?? DEFAULT_CONFIG.leaseMs;
+  const config: ServeConfig = {
+    ...DEFAULT_CONFIG,
+    listen: { host: '127.0.0.1', port },
+    heartbeatIntervalMs: Math.floor(leaseMs / 3),
+    ...flags,
+  };
+  const logger = logs.logger;
+  const observability = new Observability({ processMetrics: false, debugFlushMs: 50, ...observabilityOptions });
   const service = assembleService({
-    store: options.store ?? createMemoryStore({ leaseMs }),
-    slices: options.slices,
-    logger: logs.logger,
-    observabilityOptions: { processMetrics: false },
+    store: store ?? (await createStoreFor(config, logger)),
+    slices: slices ?? (await createSliceSourceFor(config, logger, observability.metrics.countWarning)),
+    logger,
+    observability,
     join: {
-      poolDiscovery: options.poolDiscovery ?? 'registrations',
-      leaseMs,
-      sweepIntervalMs: options.sweepIntervalMs ?? 50,
+      regions: createFollowedRegionsFor(config, logger),
+      poolDiscovery: config.poolDiscovery,
+      leaseMs: config.leaseMs,
+      frontendServiceSuffix: config.frontendServiceSuffix,
+      frontendPortName: config.frontendPortName,
+      sweepIntervalMs: 50,
+      ...join,
     },
-    heartbeatIntervalMs: options.heartbeatIntervalMs ?? Math.floor(leaseMs / 3),
-    authTokens: options.authTokens,
-    keepAliveMs: options.keepAliveMs,
+    heartbeatIntervalMs: config.heartbeatIntervalMs,
+    authTokens: authTokens ?? (config.authTokenFile ? parseTokenFile(await readFile(config.authTokenFile, 'utf8')) : undefined),
+    keepAliveMs,
   });
   service.start();
-  const server = await listen({ app: service.app, host: '127.0.0.1', port: 0 });
+  let server: RunningServer | undefined;
+  if (socket) {
+    try {
+      const tls = config.tlsCertPath && config.tlsKeyPath ? { certPath: config.tlsCertPath, keyPath: config.tlsKeyPath } : undefined;
+      server = await listen({ app: service.app, host: config.listen.host, port: config.listen.port, tls });
+    } catch (error) {
+      await service.stop();
+      throw error;
+    }
+  }
+  const listening = (): RunningServer => {
+    if (!server) throw new Error('started with socket: false: drive it with app.request()');
+    return server;
+  };
+  let stopping: Promise<void> | undefined;
   return {
     app: service.app,
     join: service.join,
     store: service.store,
+    observability: service.observability,
     logs,
-    server,
-    url: server.url,
-    async stop() {
-      service.endStreams();
-      await server.close(500);
-      await service.stop();
+    get url() {
+      return listening().url;
     },
+    get port() {
+      return listening().address.port;
+    },
+    stop: () =>
+      (stopping ??= (async () => {
+        service.endStreams();
+        await server?.close(500);
+        await service.stop();
+      })()),
   };
 }
 
-/** A valid registration body, with overrides. */
-export function registration(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    cluster_id: 'us-east-1',
-    namespace: 'llm',
-    name: 'llama-70b',
-    model: 'meta-llama/Llama-3.1-70B-Instruct',
-    capabilities: ['chat', 'kv-routing'],
-    capacity: [{ name: 'gpus', value: 8 }],
-    location: { region: 'us-east-1', zone: 'us-east-1a' },
-    frontends: ['http://10.0.0.7:8000'],
-    relay: 'http://10.0.0.9:9000',
-    ...overrides,
-  };
-}
-
-export function postJson(base: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(`${base}/pools`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
-}
+// bench/lib/replicas.ts imports the registration builder from here.
+export { registration } from './registration.js';

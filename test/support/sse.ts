@@ -1,5 +1,6 @@
-// A minimal Server-Sent Events reader over fetch, for tests of GET /pools/watch: parses `event:`,
-// `data:`, `id:` and comment lines exactly as they come off the wire.
+// A minimal Server-Sent Events reader, for tests of GET /pools/watch and the /debug feed, over a socket or
+// through `app.request()`: parses `event:`, `data:`, `id:` and comment lines exactly as they come.
+import { request, type Target } from './http.js';
 
 export interface SseMessage {
   event: string;
@@ -11,14 +12,17 @@ export class SseReader {
   readonly messages: SseMessage[] = [];
   comments = 0;
   private readonly abort = new AbortController();
+  private body: ReadableStreamDefaultReader<Uint8Array> | undefined;
   private done: Promise<void> = Promise.resolve();
   ended = false;
 
-  static async open(url: string): Promise<SseReader> {
+  /** Follow `path` on `target`: the URL of a socket (fetch), or the app itself (`app.request()`). */
+  static async open(target: Target, path = ''): Promise<SseReader> {
     const reader = new SseReader();
-    const response = await fetch(url, { signal: reader.abort.signal, headers: { accept: 'text/event-stream' } });
-    if (!response.ok || !response.body) throw new Error(`GET ${url}: ${response.status}`);
-    reader.done = reader.consume(response.body);
+    const response = await request(target, path, { signal: reader.abort.signal, headers: { accept: 'text/event-stream' } });
+    if (!response.ok || !response.body) throw new Error(`GET ${path || String(target)}: ${response.status}`);
+    reader.body = response.body.getReader();
+    reader.done = reader.consume(reader.body);
     return reader;
   }
 
@@ -28,15 +32,18 @@ export class SseReader {
 
   async close(): Promise<void> {
     this.abort.abort();
+    await this.body?.cancel().catch(() => {});
     await this.done.catch(() => {});
   }
 
-  private async consume(body: ReadableStream<Uint8Array>): Promise<void> {
+  private async consume(body: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
     const decoder = new TextDecoder();
     let buffer = '';
     try {
-      for await (const chunk of body) {
-        buffer += decoder.decode(chunk, { stream: true });
+      for (;;) {
+        const { done, value } = await body.read();
+        if (done) return;
+        buffer += decoder.decode(value, { stream: true });
         let end: number;
         while ((end = buffer.indexOf('\n\n')) >= 0) {
           const block = buffer.slice(0, end);

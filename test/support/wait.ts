@@ -1,11 +1,27 @@
-// Poll until a condition holds, with a deadline: the only way tests wait (never a bare sleep).
+// Waiting in tests, the only way they wait (never a bare sleep): poll until a condition holds or an
+// assertion passes, with a deadline; or keep checking that something holds throughout a period.
 
+export interface WaitOptions {
+  /** Give up after this long (default 5 s). */
+  timeoutMs?: number;
+  /** Time between two probes (default 10 ms). */
+  intervalMs?: number;
+  /** What is awaited, for the timeout's message. */
+  message?: string;
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Poll `probe` until it returns something other than `undefined` or `false`, and resolve with that. A
+ * probe that throws counts as "not yet"; its last error is named in the timeout's message.
+ */
 export async function waitFor<T>(
   probe: () => T | undefined | false | Promise<T | undefined | false>,
-  options: { timeoutMs?: number; intervalMs?: number; message?: string } = {},
+  options: WaitOptions = {},
 ): Promise<T> {
-  const deadline = Date.now() + (options.timeoutMs ?? 5000);
-  const interval = options.intervalMs ?? 20;
+  const timeoutMs = options.timeoutMs ?? 5000;
+  const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     try {
@@ -16,8 +32,50 @@ export async function waitFor<T>(
     }
     if (Date.now() > deadline) {
       const detail = last instanceof Error ? `: ${last.message}` : '';
-      throw new Error(`timed out after ${options.timeoutMs ?? 5000} ms waiting for ${options.message ?? 'condition'}${detail}`);
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${options.message ?? 'condition'}${detail}`);
     }
-    await new Promise((resolve) => setTimeout(resolve, interval));
+    await pause(options.intervalMs ?? 10);
   }
+}
+
+/** Retry `check` (assertions) until it passes; at the deadline its last failure is thrown as it is. */
+export async function eventually(check: () => void | Promise<void>, options: Omit<WaitOptions, 'message'> = {}): Promise<void> {
+  const deadline = Date.now() + (options.timeoutMs ?? 5000);
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+    }
+    await pause(options.intervalMs ?? 10);
+  }
+}
+
+/** Run `step` (checks, or a heartbeat) every `everyMs` until `durationMs` have passed; a step that throws ends it. */
+export async function throughout(durationMs: number, everyMs: number, step: () => void | Promise<void>): Promise<void> {
+  const until = Date.now() + durationMs;
+  while (Date.now() < until) {
+    await step();
+    await pause(everyMs);
+  }
+}
+
+/** Run `step` now and every `everyMs` until `stop()` (which waits for the step under way); failures are ignored. */
+export function repeatEvery(everyMs: number, step: () => unknown): { stop(): Promise<void> } {
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      await Promise.resolve()
+        .then(step)
+        .catch(() => undefined);
+      if (running) await pause(everyMs);
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+    },
+  };
 }

@@ -1,29 +1,25 @@
-// An in-process poolscope in mcs/karmada mode, wired as `serve` wires it, on real dependencies: the
-// EndpointSlice source on the real @kubernetes/client-node against a FakeKubeApi, the Redis store on a
-// real redis-server, the join, and the Hono app on a real 127.0.0.1 port. One pino logger for every
-// part, so a test sees the source's and the join's warnings in one place. Everything a test starts
-// here is stopped by `stopMcsServices()` (call it in afterEach).
-import type { Hono } from 'hono';
+// The service (test/support/service.ts, assembled as `serve` assembles it) in mcs/karmada mode on real
+// dependencies: the EndpointSlice source on the real @kubernetes/client-node against a FakeKubeApi, the
+// Redis store on a real redis-server (useRedis), the Hono app on a real 127.0.0.1 port. One pino logger
+// for every part, so a test sees the source's and the join's warnings in one place. Everything a test
+// starts here is stopped by `stopMcsServices()` (call it in afterEach).
 import { expect } from 'vitest';
-import { poolListSchema, type PoolList } from '../../../src/contract/index.js';
+import type { PoolList } from '../../../src/contract/index.js';
 import type { DebugPool } from '../../../src/debug/describe.js';
-import { createApp } from '../../../src/http/app.js';
-import { listen, type RunningServer } from '../../../src/http/server.js';
-import { Join } from '../../../src/join/join.js';
 import { createSliceSource, type KubeSliceSource } from '../../../src/kube/index.js';
-import { createRedisStore } from '../../../src/store/redis/index.js';
-import type { RegistrationStore } from '../../../src/store/types.js';
 import type { BackoffOptions } from '../../../src/util/backoff.js';
 import { FakeKubeApi } from '../../support/fake-kube-api.js';
-import { captureLogs, type CapturedLogs } from '../../support/logs.js';
-import { randomPrefix } from '../../support/redis-server.js';
+import { listPools, postJson } from '../../support/http.js';
+import { captureLogs } from '../../support/logs.js';
+import { registration } from '../../support/registration.js';
+import { startService, type TestService } from '../../support/service.js';
 import { SseReader } from '../../support/sse.js';
-import { waitFor } from '../../support/wait.js';
 import { BackoffGate } from './backoff-gate.js';
 import { modeOf, type Flavour } from './slices.js';
 
 export interface McsServiceOptions {
-  redisUrl: string;
+  /** The test's Redis (useRedis): its URL, and the running test's key prefix. */
+  redis: { url: string; prefix: string };
   flavour?: Flavour;
   /** Default 30 s: long enough that nothing lapses unless the test waits for it. */
   leaseMs?: number;
@@ -48,14 +44,9 @@ export interface PoolRef {
 
 export type DebugList = { complete: boolean; reasons: string[]; pools: DebugPool[] };
 
-export interface McsService {
+export interface McsService extends TestService {
   fake: FakeKubeApi;
   source: KubeSliceSource;
-  join: Join;
-  store: RegistrationStore;
-  app: Hono;
-  logs: CapturedLogs;
-  url: string;
   leaseMs: number;
   /** The slice source's backoff: recorded delays, and a gate the test may hold. */
   backoff: BackoffGate;
@@ -72,7 +63,6 @@ export interface McsService {
   watch(): Promise<SseReader>;
   /** Warnings (level 40) naming this pool. */
   warningsFor(key: string): Record<string, unknown>[];
-  stop(): Promise<void>;
 }
 
 const running: McsService[] = [];
@@ -83,19 +73,18 @@ export async function stopMcsServices(): Promise<void> {
 
 /** The registration a PoolRelay of `ref` sends, with `frontends` and `relay` that MCS modes must ignore. */
 export function registrationFor(ref: PoolRef, overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
+  return registration({
     cluster_id: ref.cluster,
     namespace: ref.namespace,
     name: ref.pool,
     model: `org/${ref.pool}`,
     capabilities: ['chat', `cap-${ref.pool}`],
-    capacity: [{ name: 'gpus', value: 8 }],
     location: { region: `region-${ref.cluster}`, zone: `zone-${ref.cluster}` },
     // Decoys: in mcs/karmada modes the addresses come from MCS only.
     frontends: ['http://192.0.2.10:8000'],
     relay: 'http://192.0.2.20:9000',
     ...overrides,
-  };
+  });
 }
 
 export async function startMcsService(options: McsServiceOptions): Promise<McsService> {
@@ -117,65 +106,41 @@ export async function startMcsService(options: McsServiceOptions): Promise<McsSe
     backoff: { sleep: backoff.sleep },
     rewatchGraceMs: options.rewatchGraceMs ?? 50,
   });
-  const store = createRedisStore({
-    url: options.redisUrl,
-    prefix: randomPrefix('mcs'),
-    leaseMs,
-    commandTimeoutMs: options.redisCommandTimeoutMs ?? 300,
-    logger: logs.logger.child({ component: 'redis-store' }),
-  });
-  const join = new Join({
-    poolDiscovery: modeOf(flavour),
-    leaseMs,
-    store,
-    slices: source,
-    logger: logs.logger,
-    frontendServiceSuffix: '-frontend',
-    frontendPortName,
-    sweepIntervalMs: 25,
-    storeBackoff: options.storeBackoff ?? { initialMs: 50, maxMs: 400 },
-  });
-  const shutdown = new AbortController();
-  const app = createApp({
-    join,
-    store,
-    logger: logs.logger,
-    leaseMs,
-    heartbeatIntervalMs: Math.floor(leaseMs / 4),
-    shutdown: shutdown.signal,
-  });
-  join.start();
-  let server: RunningServer;
+  let service: TestService;
   try {
-    server = await listen({ app, host: '127.0.0.1', port: 0 });
+    service = await startService({
+      poolDiscovery: modeOf(flavour),
+      registrationStorage: 'redis',
+      redisUrl: options.redis.url,
+      redisPrefix: options.redis.prefix,
+      redisCommandTimeoutMs: options.redisCommandTimeoutMs ?? 300,
+      leaseMs,
+      heartbeatIntervalMs: Math.floor(leaseMs / 4),
+      frontendPortName,
+      slices: source,
+      join: { sweepIntervalMs: 25, storeBackoff: options.storeBackoff ?? { initialMs: 50, maxMs: 400 } },
+      logs,
+    });
   } catch (error) {
-    await join.stop();
-    await store.close();
     await fake.close();
     throw error;
   }
-  const url = server.url;
+  const { url, join } = service;
   const beaters = new Set<NodeJS.Timeout>();
   const readers: SseReader[] = [];
 
   const heartbeat = async (ref: PoolRef, overrides: Record<string, unknown> = {}) => {
-    const response = await fetch(`${url}/pools`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(registrationFor(ref, overrides)),
-    });
+    const response = await postJson(url, registrationFor(ref, overrides));
     expect(response.status, await response.clone().text()).toBe(200);
   };
 
   let stopped: Promise<void> | undefined;
-  const service: McsService = {
+  const mcs: McsService = {
+    ...service,
+    url,
+    port: service.port,
     fake,
     source,
-    join,
-    store,
-    app,
-    logs,
-    url,
     leaseMs,
     backoff,
     heartbeat,
@@ -190,9 +155,7 @@ export async function startMcsService(options: McsServiceOptions): Promise<McsSe
         beaters.delete(timer);
       };
     },
-    async pools() {
-      return poolListSchema.parse(await (await fetch(`${url}/pools`)).json());
-    },
+    pools: () => listPools(url),
     async debug() {
       return (await (await fetch(`${url}/debug/pools`)).json()) as DebugList;
     },
@@ -217,33 +180,19 @@ export async function startMcsService(options: McsServiceOptions): Promise<McsSe
         for (const timer of beaters) clearInterval(timer);
         beaters.clear();
         backoff.release();
-        shutdown.abort();
         await Promise.all(readers.map((reader) => reader.close()));
-        await server.close(200);
-        await join.stop();
-        await store.close();
+        await service.stop();
         await fake.close();
       })());
     },
   };
-  running.push(service);
-  return service;
+  running.push(mcs);
+  return mcs;
 }
 
 /** Names of the listed pools, in the order GET /pools gives them. */
 export async function listedNames(service: McsService): Promise<string[]> {
   return (await service.pools()).pools.map((pool) => `${pool.cluster_id}/${pool.namespace}/${pool.name}`);
-}
-
-/** Retry `check` (assertions) until it passes or the deadline passes; the last failure is reported. */
-export async function eventually(check: () => void | Promise<void>, options: { timeoutMs?: number; message?: string } = {}): Promise<void> {
-  await waitFor(
-    async () => {
-      await check();
-      return true;
-    },
-    { timeoutMs: options.timeoutMs ?? 5000, message: options.message ?? 'the expectation' },
-  );
 }
 
 /** Every pool's state as /debug/pools shows it. */

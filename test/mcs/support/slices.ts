@@ -1,6 +1,6 @@
 // EndpointSlices as each MCS implementation imports them, built per test (the recorded fixtures under
 // test/kube/fixtures are used by the end-to-end tests). One builder, three flavours, so a test runs
-// unchanged against the naming rules of CONTRACT.md §2:
+// unchanged against the naming rules of docs/contract.md §2:
 //   mcs              KEP-1645 labels (service-name, source-cluster); the name is never read
 //   karmada          ServiceImport flow on the control plane: `imported-<cluster>-<member slice>`,
 //                    service-name `derived-<svc>`, annotation `work.karmada.io/namespace: karmada-es-<cluster>`
