@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { poolKey, type PoolKey, type Registration } from '../contract/index.js';
 import { canonicalJson } from './canonical-json.js';
 import { MemoryChangeLog } from './memory-change-log.js';
-import type { HeartbeatResult, LeaseEvent, LeaseRecord, RegistrationStore, StoreSnapshot } from './types.js';
+import type { DueLapse, HeartbeatResult, LeaseEvent, LeaseRecord, RegistrationStore, StoreSnapshot } from './types.js';
 import { StoreUnavailableError } from './types.js';
 
 export const DEFAULT_CHANGE_LOG_CAP = 10_000;
@@ -68,6 +68,7 @@ class MemoryStore implements RegistrationStore {
       leaseMs: this.leaseMs,
       deadlineMs: nowMs + this.leaseMs,
       version: renewed ? renewed.version : (held?.record.version ?? 0) + 1,
+      changedAtMs: renewed ? renewed.changedAtMs : nowMs,
     };
     this.leases.set(key, { record, content });
     if (changed) this.log.append({ type: 'upsert', record: structuredClone(record) });
@@ -76,12 +77,25 @@ class MemoryStore implements RegistrationStore {
 
   async snapshot(): Promise<StoreSnapshot> {
     this.assertOpen();
-    const records = [...this.leases.values()].map((held) => structuredClone(held.record));
-    return { records, position: this.log.position, nowMs: this.now(), epoch: this.epoch };
+    const nowMs = this.now();
+    // A lease past its deadline is lapsed for every reader, swept or not (its lapse follows in the log).
+    const records = [...this.leases.values()]
+      .filter((held) => held.record.deadlineMs > nowMs)
+      .map((held) => structuredClone(held.record));
+    return { records, position: this.log.position, nowMs, epoch: this.epoch };
   }
 
   watch(position: string, signal: AbortSignal): AsyncIterable<LeaseEvent> {
     return this.log.follow(position, signal);
+  }
+
+  async dueLapses(graceMs = 0): Promise<DueLapse[]> {
+    this.assertOpen();
+    if (!(graceMs >= 0 && Number.isFinite(graceMs))) throw new RangeError(`graceMs must be a finite number >= 0, got ${graceMs}`);
+    const cutoff = this.now() - graceMs;
+    const due: DueLapse[] = [];
+    for (const [key, { record }] of this.leases) if (record.deadlineMs <= cutoff) due.push({ key, atMs: record.deadlineMs });
+    return due.sort((a, b) => a.atMs - b.atMs);
   }
 
   async sweep(): Promise<number> {

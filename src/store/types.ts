@@ -1,5 +1,6 @@
-// The RegistrationStore: where leases live (DESIGN.md "The store"). One interface, two
-// implementations (memory for one replica, Redis for many), one contract suite for both.
+// The RegistrationStore: where leases live (docs/design.md "The store"). One interface, two
+// implementations (memory for one replica, Redis for many), one contract suite for both. LeaseReader is
+// its read-only half, all a replica needs to follow another region's store.
 import type { PoolKey, Registration } from '../contract/index.js';
 
 /** A live lease as the store holds it. Times are on the store's clock (Redis TIME), in ms. */
@@ -12,6 +13,12 @@ export interface LeaseRecord {
   deadlineMs: number;
   /** Grows by one each time the registration's content changes (not on a plain renewal). */
   version: number;
+  /**
+   * When the registration's content last changed (the lease began, or its content changed), on the store's
+   * clock; a plain renewal leaves it. Of the same pool leased in several regions, the latest content
+   * change is shown (docs/contract.md §7).
+   */
+  changedAtMs: number;
 }
 
 /** One entry of the change log. `position` identifies it; watching from it yields what follows. */
@@ -41,26 +48,53 @@ export interface HeartbeatResult {
   changed: boolean;
 }
 
-export interface RegistrationStore {
+/** A lease whose deadline has passed on the store's clock, whether or not a sweep logged its lapse yet. */
+export interface DueLapse {
+  key: PoolKey;
+  /** The lease's deadline (store clock, ms): when it ran out, not when someone noticed. */
+  atMs: number;
+}
+
+/**
+ * What a replica needs to follow a store it never writes to: another region's Redis, possibly through a
+ * read-only Redis replica of it (docs/design.md "Scale and regions"). Every method only reads.
+ */
+export interface LeaseReader {
   readonly kind: 'memory' | 'redis';
   /**
    * True for a store that forgets on restart: a replica that starts cannot know leases still being renewed,
-   * so its view is incomplete for one lease after start (CONTRACT.md §5).
+   * so its view is incomplete for one lease after start (docs/contract.md §5).
    */
   readonly forgetsOnRestart: boolean;
-  /** Renew (or create) the pool's lease. Throws StoreUnavailableError when the store cannot answer in time. */
-  heartbeat(registration: Registration): Promise<HeartbeatResult>;
-  /** Every live lease and the log position it is consistent with. */
+  /**
+   * Every live lease and the log position it is consistent with. Never holds a lease whose deadline has
+   * passed on the store's clock (`nowMs`), swept or not: its lapse may still follow in the log.
+   * Throws StoreUnavailableError when the store cannot answer in time.
+   */
   snapshot(): Promise<StoreSnapshot>;
   /**
    * The changes after `position`, in order, until `signal` aborts (then it returns).
    * Throws PositionLostError when the log no longer reaches back to `position` (re-read a snapshot),
-   * StoreUnavailableError when the store cannot be read.
+   * StoreUnavailableError when the store cannot be read (for Redis: within the command timeout plus at
+   * most 150 ms, the XREAD window, also on a path that holds every byte).
    */
   watch(position: string, signal: AbortSignal): AsyncIterable<LeaseEvent>;
+  /**
+   * The leases whose deadline is at least `graceMs` (default 0) in the past on the store's own clock, soonest
+   * first, read without lapsing them (nothing is logged or removed): a follower treats them as lapsed even
+   * when no replica of their region sweeps. A lease that a sweep has lapsed is no longer listed. Every
+   * due lease is returned (Redis reads them in pages of 10,000, one short script call each).
+   */
+  dueLapses(graceMs?: number): Promise<DueLapse[]>;
+  close(): Promise<void>;
+}
+
+/** The home region's store: a LeaseReader that also takes heartbeats and sweeps. */
+export interface RegistrationStore extends LeaseReader {
+  /** Renew (or create) the pool's lease. Throws StoreUnavailableError when the store cannot answer in time. */
+  heartbeat(registration: Registration): Promise<HeartbeatResult>;
   /** Lapse every lease whose deadline passed on the store's clock; each lapse is logged once. Returns how many. */
   sweep(): Promise<number>;
-  close(): Promise<void>;
 }
 
 export class StoreUnavailableError extends Error {

@@ -250,6 +250,74 @@ export function describeStoreContract(name: string, target: StoreContractTarget)
       expect(new Set(lapses)).toEqual(new Set(regs.map(keyOf)));
     });
 
+    it('never returns a lease in a snapshot once its deadline has passed, swept or not', async () => {
+      const store = await open({ leaseMs: SHORT_LEASE_MS });
+      const gone = registration('run-out');
+      await store.heartbeat(gone);
+      const [record] = (await store.snapshot()).records;
+      expect(record).toMatchObject({ key: keyOf(gone) });
+      await eventually(async () => (await store.dueLapses()).length === 1, { what: 'the deadline', timeoutMs: SHORT_LEASE_MS + 1000 });
+
+      // Not swept yet: still due, yet no snapshot holds it any more.
+      const unswept = await store.snapshot();
+      expect(unswept.nowMs).toBeGreaterThanOrEqual(record!.deadlineMs);
+      expect(unswept.records).toEqual([]);
+      expect(await store.sweep()).toBe(1);
+      expect((await store.snapshot()).records).toEqual([]);
+    });
+
+    it('lists due lapses on the store clock, soonest first, without lapsing them', async () => {
+      const store = await open({ leaseMs: SHORT_LEASE_MS });
+      const recorder = record(store, (await store.snapshot()).position);
+      expect(await store.dueLapses()).toEqual([]);
+      // Named in the order they are registered: equal deadlines are listed by key.
+      const [first, second] = [registration('due-a'), registration('due-b')];
+      await store.heartbeat(first);
+      await store.heartbeat(second);
+      const deadlines = new Map((await store.snapshot()).records.map((r) => [r.key, r.deadlineMs]));
+      const due = await eventually(async () => {
+        const lapses = await store.dueLapses();
+        return lapses.length === 2 && lapses;
+      }, { what: 'both deadlines', timeoutMs: SHORT_LEASE_MS + 1000 });
+      expect(due).toEqual([
+        { key: keyOf(first), atMs: deadlines.get(keyOf(first)) },
+        { key: keyOf(second), atMs: deadlines.get(keyOf(second)) },
+      ]);
+
+      // A fresh lease is not due; a grace longer than the time since the deadlines leaves both out.
+      const fresh = registration('fresh');
+      await store.heartbeat(fresh);
+      expect((await store.dueLapses()).map((lapse) => lapse.key)).toEqual([keyOf(first), keyOf(second)]);
+      expect(await store.dueLapses(LONG_LEASE_MS)).toEqual([]);
+
+      // Reading them lapsed nothing: the log holds no lapse, and they stay due until a sweep.
+      const marker = registration('marker');
+      await store.heartbeat(marker);
+      const events = await recorder.untilUpsertOf(keyOf(marker));
+      expect(events.map((e) => e.type)).toEqual(['upsert', 'upsert', 'upsert', 'upsert']);
+      expect((await store.dueLapses()).map((lapse) => lapse.key)).toEqual([keyOf(first), keyOf(second)]);
+      await store.sweep();
+      expect((await store.dueLapses()).map((lapse) => lapse.key)).not.toContain(keyOf(first));
+    });
+
+    it('dates a registration by its last content change, not its last renewal', async () => {
+      const store = await open({ leaseMs: LONG_LEASE_MS });
+      await store.heartbeat(registration('dated', 0));
+      const [created] = (await store.snapshot()).records;
+      expect(created!.changedAtMs).toBe(created!.renewedAtMs);
+      await eventually(async () => (await store.snapshot()).nowMs > created!.renewedAtMs, { what: 'the clock to move' });
+
+      await store.heartbeat(registration('dated', 0));
+      const [renewed] = (await store.snapshot()).records;
+      expect(renewed!.renewedAtMs).toBeGreaterThan(created!.renewedAtMs);
+      expect(renewed!.changedAtMs).toBe(created!.changedAtMs);
+
+      await store.heartbeat(registration('dated', 1));
+      const [changed] = (await store.snapshot()).records;
+      expect(changed!.changedAtMs).toBe(changed!.renewedAtMs);
+      expect(changed!.changedAtMs).toBeGreaterThan(created!.changedAtMs);
+    });
+
     it('throws PositionLostError once the log was trimmed past the position', async () => {
       const store = await open({ leaseMs: LONG_LEASE_MS, changeLogCap: 10 });
       const empty = (await store.snapshot()).position;

@@ -2,56 +2,38 @@
 // file's own: calls fail fast with StoreUnavailableError, the watch ends, and the same store instance
 // works again once Redis is back (a restart without persistence also loses the change log, which a
 // follower learns as PositionLostError).
-import { Writable } from 'node:stream';
-import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRedisStore } from '../../src/store/redis/index.js';
 import type { RegistrationStore } from '../../src/store/types.js';
 import { PositionLostError, StoreUnavailableError } from '../../src/store/types.js';
-import { randomPrefix, startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
+import { captureLogs, silentLogger } from '../support/logs.js';
+import { freePort, randomPrefix } from '../support/redis-server.js';
+import { useRedis } from '../support/use-redis.js';
 import { eventually, registration, WatchRecorder } from './contract-support.js';
 
 const COMMAND_TIMEOUT_MS = 300;
 /** Scheduling and event-loop slack on a busy 2-core machine. */
 const SLACK_MS = 500;
 
-let redis: PrivateRedis;
-beforeAll(async () => {
-  redis = await startPrivateRedis();
-});
-afterAll(async () => {
-  redis?.resume();
-  await redis?.stop();
-});
+const redis = useRedis('outage');
 
-function logCapture() {
-  const lines: { level: number; msg: string }[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { logger: pino({ level: 'info' }, stream), lines };
+function openStore(logger = silentLogger()): RegistrationStore {
+  return createRedisStore({ url: redis.url, prefix: redis.prefix, leaseMs: 60_000, commandTimeoutMs: COMMAND_TIMEOUT_MS, logger });
 }
 
-function openStore(logger = pino({ level: 'silent' })): RegistrationStore {
-  return createRedisStore({ url: redis.url, prefix: randomPrefix('outage'), leaseMs: 60_000, commandTimeoutMs: COMMAND_TIMEOUT_MS, logger });
-}
-
+/** How long `promise` took to settle, and what it failed with (undefined: it did not fail). */
 async function timed(promise: Promise<unknown>): Promise<{ error: unknown; ms: number }> {
   const started = performance.now();
-  try {
-    await promise;
-    return { error: undefined, ms: performance.now() - started };
-  } catch (error) {
-    return { error, ms: performance.now() - started };
-  }
+  const error = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  return { error, ms: performance.now() - started };
 }
 
 describe('redis store outages', () => {
   it('fails fast while Redis is frozen, ends the watch, and recovers when it thaws', async () => {
-    const { logger, lines } = logCapture();
+    const { logger, lines } = captureLogs('info');
     const store = openStore(logger);
     const recorder = new WatchRecorder(store, (await store.snapshot()).position);
     try {
@@ -117,10 +99,8 @@ describe('redis store outages', () => {
   });
 
   it('answers with StoreUnavailableError when Redis was never reachable', async () => {
-    const dead = await startPrivateRedis();
-    const url = dead.url;
-    await dead.stop();
-    const store = createRedisStore({ url, prefix: randomPrefix(), leaseMs: 1000, commandTimeoutMs: COMMAND_TIMEOUT_MS, logger: pino({ level: 'silent' }) });
+    const url = `redis://127.0.0.1:${await freePort()}`;
+    const store = createRedisStore({ url, prefix: randomPrefix(), leaseMs: 1000, commandTimeoutMs: COMMAND_TIMEOUT_MS, logger: silentLogger() });
     try {
       const { error, ms } = await timed(store.heartbeat(registration('nowhere')));
       expect(error).toBeInstanceOf(StoreUnavailableError);

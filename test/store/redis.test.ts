@@ -2,24 +2,18 @@
 // plus what only the Redis store has: escaped keys that never touch another pool's keys.
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Registration } from '../../src/contract/index.js';
 import { createRedisStore } from '../../src/store/redis/index.js';
 import { createStoreKeys } from '../../src/store/redis/keys.js';
 import type { RegistrationStore } from '../../src/store/types.js';
-import { randomPrefix, startRedis, type SharedRedis } from '../support/redis-server.js';
+import { randomPrefix } from '../support/redis-server.js';
+import { useRedis } from '../support/use-redis.js';
 import { describeStoreContract } from './contract.js';
 import { eventually, pause, registration, ReplayedView, WatchRecorder } from './contract-support.js';
 
 const logger = pino({ level: 'silent' });
-let redis: SharedRedis;
-
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.stop();
-});
+const redis = useRedis();
 
 function openStore(prefix: string, leaseMs: number, changeLogCap?: number): RegistrationStore {
   return createRedisStore({ url: redis.url, prefix, leaseMs, commandTimeoutMs: 1000, logger, changeLogCap });
@@ -127,6 +121,11 @@ describe('redis store', () => {
         await pause(300);
       }
       await Promise.all([heartbeats, sweeps]);
+      // Pool hashes expire with their leases: let the churned leases run out and sweep them, so the views
+      // (which learn lapses from the log) and the final snapshot (which never holds an expired lease) agree.
+      const churnEnded = (await churn.snapshot()).nowMs;
+      await eventually(async () => (await churn.snapshot()).nowMs > churnEnded + 300, { what: 'the churned leases to run out' });
+      await churn.sweep();
       const marker = registration('marker');
       await bulk.heartbeat(marker);
       for (const recorder of recorders) await recorder.untilUpsertOf(`us-east-1/llm/marker`);

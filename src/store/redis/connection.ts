@@ -13,6 +13,14 @@ export interface OpenRedisClientOptions {
   /** Bound on every command's reply, ms. */
   commandTimeoutMs: number;
   /**
+   * A connection that receives no byte for this long while a reply is owed is dead: it is dropped and
+   * (with `reconnect`) opened again. This is what notices a half-open path (a WAN partition that holds
+   * every byte and leaves the socket open), which TCP itself would take minutes to give up on; a command
+   * timeout alone would fail every command on that socket forever. Unset: never (a blocking XREAD
+   * connection, silent by design while it blocks).
+   */
+  socketTimeoutMs?: number;
+  /**
    * true: reconnect after a loss, 0.8 s doubling to 30 s with jitter. false: a loss ends the client for
    * good (the change log follower opens a fresh one and re-checks its position instead).
    */
@@ -42,6 +50,7 @@ export function openRedisClient(options: OpenRedisClientOptions): RedisClient {
     password: target.credentials.password,
     tls: target.tls ? {} : undefined,
     enableAutoPipelining: options.autoPipelining ?? false,
+    socketTimeout: options.socketTimeoutMs,
   } satisfies RedisOptions;
 
   switch (target.kind) {

@@ -1,9 +1,21 @@
 // Follows the change log stream from a position. Reading and checking are one script
 // (read-changes-1.lua: the entries after the position, or "the log no longer reaches back to it"), run
 // on the store's main connection; when there is nothing new, an XREAD BLOCK on a dedicated connection
-// waits for the next entry (no polling) and the loop reads again. The XREAD is only a wake-up, so it
-// needs no exactness of its own. Its block time is half the command timeout and its reply is due
-// within the command timeout, so a frozen Redis (SIGSTOP) is noticed within the command timeout too.
+// waits for the next entries and returns them as soon as they are appended: a push, so a change reaches
+// a follower one network delay after it was logged (not a wake-up plus another round trip, which over a
+// WAN triples it). Behind each XREAD the same connection sends `XRANGE position position` in one
+// pipeline: Redis runs it right after the XREAD replied, and a position still in the stream then was in
+// it when the XREAD read (trimming only drops the oldest entries, never brings one back), so nothing
+// between it and the XREAD's first entry was trimmed away. A position gone by then means the follower
+// re-reads a snapshot, as after any gap.
+//
+// A held path (every byte held, the socket left open, as a WAN partition can look) never fails a read by
+// itself, and a BLOCK of its own keeps the connection silent by design, so silence cannot be told from
+// waiting for longer than the BLOCK. Hence a short BLOCK window (at most BLOCK_WINDOW_MS) whose reply is
+// due within the window plus the command timeout, the same allowance every other command gets: a held
+// path, or a frozen Redis, is noticed within the command timeout + BLOCK_WINDOW_MS of the hold starting,
+// whatever the watch was doing then, and a slow but live path (a round trip under the command timeout)
+// is never mistaken for one. An empty window costs one XREAD per window and no other command.
 import type { Logger } from 'pino';
 import type { LeaseEvent } from '../types.js';
 import { PositionLostError, StoreUnavailableError } from '../types.js';
@@ -12,12 +24,18 @@ import { waitUntilReady, withDeadline } from './command-runner.js';
 import { openRedisClient, type RedisClient } from './connection.js';
 import type { StoreKeys } from './keys.js';
 import { MalformedReplyError, parseChangeEntry } from './replies.js';
-import type { StoreScriptCommands } from './scripts.js';
+import type { ReadScriptCommands, StreamEntryReply } from './scripts.js';
 import type { RedisTarget } from './url.js';
 
 /** A stream id, or "0-0" for "before the first entry". */
 const STREAM_ID = /^[0-9]{1,20}-[0-9]{1,20}$/;
 const BATCH = 500;
+/**
+ * The longest XREAD BLOCK: the bound on how much later than the command timeout a held path is noticed.
+ * 150 ms leaves 100 ms of timer and event-loop slack under the 250 ms the design allows, for about
+ * seven empty XREADs a second per idle follower (nothing for Redis).
+ */
+export const BLOCK_WINDOW_MS = 150;
 
 export interface FollowChangesOptions {
   runner: CommandRunner;
@@ -34,28 +52,41 @@ export async function* followChanges(options: FollowChangesOptions): AsyncGenera
   if (!STREAM_ID.test(options.position)) throw new PositionLostError(options.position);
   let position = options.position;
   const waker = new AppendWaker(options);
+  // Opened beside the first read rather than when first needed: over a WAN its handshake takes a few
+  // round trips, which would otherwise delay the first change after the log was caught up.
+  waker.open();
+  /** The events of `entries`, in order; the position moves past each. */
+  function* events(entries: readonly StreamEntryReply[]): Generator<LeaseEvent> {
+    for (const entry of entries) {
+      if (signal.aborted) return;
+      let event: LeaseEvent;
+      try {
+        event = parseChangeEntry(entry);
+      } catch (error) {
+        if (!(error instanceof MalformedReplyError)) throw error;
+        // Skipping it would lose a change; a snapshot taken now is past it.
+        logger.error({ err: error.message, position: entry[0] }, 'unreadable change log entry; re-reading a snapshot');
+        throw new PositionLostError(position);
+      }
+      position = event.position;
+      yield event;
+    }
+  }
   try {
     while (!signal.aborted) {
       const reply = await runner.run('read changes', (client) =>
-        (client as RedisClient & StoreScriptCommands).poolscopeReadChanges(keys.changes, position, BATCH),
+        (client as RedisClient & ReadScriptCommands).poolscopeReadChanges(keys.changes, position, BATCH),
       );
       if (reply[0] === 0) throw new PositionLostError(position);
-      const entries = reply[1];
-      for (const entry of entries) {
-        if (signal.aborted) return;
-        let event: LeaseEvent;
-        try {
-          event = parseChangeEntry(entry);
-        } catch (error) {
-          if (!(error instanceof MalformedReplyError)) throw error;
-          // Skipping it would lose a change; a snapshot taken now is past it.
-          logger.error({ err: error.message, position: entry[0] }, 'unreadable change log entry; re-reading a snapshot');
-          throw new PositionLostError(position);
-        }
-        position = event.position;
-        yield event;
+      yield* events(reply[1]);
+      // Caught up: wait for what comes next and take it from the XREAD itself; a full batch may have more
+      // behind it, which the script reads next. From "0-0" the XREAD only wakes (its check needs the script).
+      while (reply[1].length === 0 && !signal.aborted) {
+        const pushed = await waker.waitForAppend(position);
+        if (pushed.length === 0) break;
+        yield* events(pushed);
+        if (pushed.length === BATCH) break;
       }
-      if (entries.length === 0 && !signal.aborted) await waker.waitForAppend(position);
     }
   } catch (error) {
     if (signal.aborted) return;
@@ -65,25 +96,63 @@ export async function* followChanges(options: FollowChangesOptions): AsyncGenera
   }
 }
 
-/** The dedicated blocking connection, opened on first need; any failure ends it (and the follow). */
+/** The dedicated blocking connection; any failure ends it (and the follow). */
 class AppendWaker {
   private client: RedisClient | undefined;
-  private readonly blockMs: number;
+  private ready: Promise<RedisClient> | undefined;
+  /** The BLOCK of each XREAD, ms. */
+  private readonly windowMs: number;
+  /** When the XREAD's reply is due: the window plus the command timeout. */
+  private readonly replyDueMs: number;
   private readonly onAbort = () => this.client?.disconnect();
 
   constructor(private readonly options: FollowChangesOptions) {
-    this.blockMs = Math.max(1, Math.floor(options.commandTimeoutMs / 2));
+    this.windowMs = blockWindowMs(options.commandTimeoutMs);
+    this.replyDueMs = this.windowMs + options.commandTimeoutMs;
     options.signal.addEventListener('abort', this.onAbort, { once: true });
   }
 
-  /** Returns when an entry after `position` exists or the block time passed, whichever is first. */
-  async waitForAppend(position: string): Promise<void> {
-    const client = await this.connected();
-    try {
-      await client.xread('COUNT', 1, 'BLOCK', this.blockMs, 'STREAMS', this.options.keys.changes, position);
-    } catch (error) {
-      throw unavailable('waiting for changes', error);
+  /** Starts connecting; a failure surfaces at the next waitForAppend. */
+  open(): void {
+    if (this.ready) return;
+    this.ready = this.connect();
+    this.ready.catch(() => {});
+  }
+
+  /**
+   * The entries appended after `position`, once there are any (at most BATCH); none when the signal
+   * aborts, or from "0-0" (then the caller reads them with the script, which checks that position).
+   * Throws PositionLostError when `position` was trimmed away meanwhile.
+   */
+  async waitForAppend(position: string): Promise<StreamEntryReply[]> {
+    this.open();
+    const client = await this.ready!;
+    const { keys, signal } = this.options;
+    while (!signal.aborted) {
+      let replies: [Error | null, unknown][] | null;
+      try {
+        replies = await withDeadline(
+          client
+            .pipeline()
+            .xread('COUNT', BATCH, 'BLOCK', this.windowMs, 'STREAMS', keys.changes, position)
+            .xrange(keys.changes, position, position)
+            .exec(),
+          this.replyDueMs,
+        );
+      } catch (error) {
+        throw unavailable('waiting for changes', error);
+      }
+      const [[readError, read] = [null, null], [rangeError, range] = [null, null]] = replies ?? [];
+      const failed = readError ?? rangeError;
+      if (failed || replies === null) throw unavailable('waiting for changes', failed ?? new Error('pipeline discarded'));
+      // null: the window passed with nothing new, and the reply proved the path alive. Nothing was
+      // appended, so nothing was trimmed either: block again without reading.
+      if (read === null) continue;
+      if (position === '0-0') return [];
+      if (!Array.isArray(range) || range.length === 0) throw new PositionLostError(position);
+      return entriesOf(read);
     }
+    return [];
   }
 
   close(): void {
@@ -92,13 +161,12 @@ class AppendWaker {
     this.client = undefined;
   }
 
-  private async connected(): Promise<RedisClient> {
-    if (this.client) return this.client;
+  private async connect(): Promise<RedisClient> {
     const { target, commandTimeoutMs, logger } = this.options;
     const client = openRedisClient({
       target,
-      // The XREAD's reply is due after its block time; what exceeds this is a frozen Redis.
-      commandTimeoutMs,
+      // ioredis's own bound on each reply (the XREAD's is due after its window), the backstop of withDeadline.
+      commandTimeoutMs: this.replyDueMs,
       reconnect: false,
       lazyConnect: true,
       connectionName: 'poolscope:changes',
@@ -113,6 +181,19 @@ class AppendWaker {
     }
     return client;
   }
+}
+
+/** The entries of an XREAD reply on one stream: [[stream, [[id, [field, value, ...]], ...]]]. */
+function entriesOf(reply: unknown): StreamEntryReply[] {
+  if (!Array.isArray(reply) || reply.length !== 1 || !Array.isArray(reply[0]) || !Array.isArray(reply[0][1])) {
+    throw new MalformedReplyError(`unexpected XREAD reply: ${JSON.stringify(reply).slice(0, 200)}`);
+  }
+  return reply[0][1] as StreamEntryReply[];
+}
+
+/** Half the command timeout, at most BLOCK_WINDOW_MS, at least 1 ms (BLOCK 0 would block for ever). */
+export function blockWindowMs(commandTimeoutMs: number): number {
+  return Math.max(1, Math.min(BLOCK_WINDOW_MS, Math.floor(commandTimeoutMs / 2)));
 }
 
 function unavailable(what: string, error: unknown): StoreUnavailableError {

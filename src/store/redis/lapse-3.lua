@@ -2,8 +2,11 @@
   lapse: end one pool's lease if, on Redis's clock, its deadline has passed, and log one `lapse`.
   Re-checks the deadline, so any number of replicas may sweep at once: the lease renewed since it was
   found due is left alone, and of two replicas lapsing the same lease only the first logs it.
+  The deadlines member, not the pool hash, says whether the lease is still to be lapsed: the hash expires
+  by itself at the deadline (PEXPIREAT in heartbeat-3.lua), usually before a sweep comes by, and its
+  lapse is logged all the same.
 
-  KEYS[1]  the pool's hash
+  KEYS[1]  the pool's hash (often already expired)
   KEYS[2]  deadlines: sorted set, member = pool key, score = deadline in ms
   KEYS[3]  change log stream
   ARGV[1]  pool key (the deadlines member)
@@ -25,6 +28,7 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 if tonumber(deadline) > now then return 0 end
 
 redis.call('ZREM', deadlines, member)
+-- Usually expired already; a hash left by an older version (which kept it for a few leases) goes too.
 redis.call('DEL', poolHash)
 -- at_ms is when the lease ran out, not when a sweep noticed.
 redis.call('XADD', changes, 'MAXLEN', '~', cap, '*', 'type', 'lapse', 'key', member, 'at_ms', deadline)

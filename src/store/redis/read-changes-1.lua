@@ -1,3 +1,4 @@
+#!lua flags=no-writes
 --[[
   read-changes: the change log entries after a position, checking in the same atomic step that the log
   still reaches back to it, so a follower never silently skips an entry.
@@ -6,6 +7,8 @@
   A position whose entry is gone was trimmed away, or was lost with its stream (a Redis restart without
   persistence or a failover that lost the tail, where new entries get new ids): the follower must
   re-read a snapshot.
+  Read only, and flagged no-writes, so it also runs on a read-only replica (a follower reading another
+  region's Redis through a replica in its own region).
 
   KEYS[1]  change log stream
   ARGV[1]  position: a stream id (ms-seq) the follower has applied, or "0-0"

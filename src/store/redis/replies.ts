@@ -1,8 +1,8 @@
 // Turns script replies (change log entries, snapshot records) into the store's types. A reply that does
 // not parse is an error, never skipped: the follower re-reads a snapshot instead of missing a change.
 import type { Registration } from '../../contract/index.js';
-import type { LeaseEvent, LeaseRecord } from '../types.js';
-import type { SnapshotRecordReply, StreamEntryReply } from './scripts.js';
+import type { DueLapse, LeaseEvent, LeaseRecord } from '../types.js';
+import type { DueReply, SnapshotRecordReply, StreamEntryReply } from './scripts.js';
 
 export class MalformedReplyError extends Error {
   override readonly name = 'MalformedReplyError';
@@ -28,6 +28,8 @@ export function parseChangeEntry([position, fieldList]: StreamEntryReply): Lease
         renewedAtMs: field('renewed_at_ms'),
         leaseMs: field('lease_ms'),
         version: field('version'),
+        // An upsert is logged exactly when the content changes, so its renewal is that change.
+        changedAtMs: field('renewed_at_ms'),
         where: `change log entry ${position}`,
       }),
     };
@@ -35,8 +37,23 @@ export function parseChangeEntry([position, fieldList]: StreamEntryReply): Lease
   throw new MalformedReplyError(`change log entry ${position} has unknown type ${JSON.stringify(type)}`);
 }
 
-export function parseSnapshotRecord([key, registrationJson, renewedAtMs, leaseMs, version]: SnapshotRecordReply): LeaseRecord {
-  return leaseRecord({ key, registrationJson, renewedAtMs, leaseMs, version, where: `snapshot record of ${key}` });
+/** due-1.lua's reply: Redis's clock and the due leases, soonest first (`score` is the deadline as Redis wrote it). */
+export function parseDueReply(reply: DueReply): { nowMs: number; due: (DueLapse & { score: string })[] } {
+  const [nowMs, ...flat] = reply;
+  const due: (DueLapse & { score: string })[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    const key = String(flat[i]);
+    const score = String(flat[i + 1]);
+    // A sorted set score is always a number; deadlines are whole ms.
+    due.push({ key, atMs: Number(score), score });
+  }
+  return { nowMs: Number(nowMs), due };
+}
+
+export function parseSnapshotRecord([key, registrationJson, renewedAtMs, leaseMs, version, changedAtMs]: SnapshotRecordReply): LeaseRecord {
+  // A hash written before changed_at_ms existed: its last renewal is the latest the change can be.
+  const changed = changedAtMs ?? renewedAtMs;
+  return leaseRecord({ key, registrationJson, renewedAtMs, leaseMs, version, changedAtMs: changed, where: `snapshot record of ${key}` });
 }
 
 function leaseRecord(raw: {
@@ -45,6 +62,7 @@ function leaseRecord(raw: {
   renewedAtMs: string;
   leaseMs: string;
   version: string;
+  changedAtMs: string;
   where: string;
 }): LeaseRecord {
   let registration: Registration;
@@ -62,6 +80,7 @@ function leaseRecord(raw: {
     leaseMs,
     deadlineMs: renewedAtMs + leaseMs,
     version: integer(raw.version, raw.where),
+    changedAtMs: integer(raw.changedAtMs, raw.where),
   };
 }
 

@@ -1,11 +1,22 @@
 // The store's Lua scripts (one file each, `<verb>-<nKeys>.lua`, documented in its header), read from
 // next to this module (a build step copies them beside the compiled JS) and defined on a client once
 // with defineCommand. ioredis then sends EVALSHA and falls back to EVAL after a restart of Redis.
+// The read scripts are flagged `#!lua flags=no-writes`: a reader defines only those, so it runs on a
+// read-only replica and cannot write even by mistake.
 import { readFileSync } from 'node:fs';
 import type { RedisClient } from './connection.js';
 
-/** Raw replies, as the script headers describe them. */
-export interface StoreScriptCommands {
+/** Raw replies of the read-only scripts, as their headers describe them. */
+export interface ReadScriptCommands {
+  /** Keys due by `graceMs`, from `fromDeadline` (inclusive, or "-inf"), skipping `skip` members at it. */
+  poolscopeDue(deadlines: string, limit: number, graceMs: number, fromDeadline: string, skip: number): Promise<DueReply>;
+  poolscopeReadChanges(changes: string, position: string, count: number): Promise<ReadChangesReply>;
+  /** numberOfKeys first, then the pool hashes (an array is sent flattened). */
+  poolscopeReadPools(numberOfKeys: number, poolHashes: string[]): Promise<PoolFieldsReply[]>;
+}
+
+/** Raw replies of the scripts that write (the home region's store only). */
+export interface WriteScriptCommands {
   poolscopeHeartbeat(
     poolHash: string,
     deadlines: string,
@@ -13,48 +24,87 @@ export interface StoreScriptCommands {
     poolKey: string,
     registrationJson: string,
     leaseMs: number,
-    gcTtlMs: number,
     changeLogCap: number,
   ): Promise<[changed: number, version: number, renewedAtMs: number, upsertId: string]>;
   poolscopeLapse(poolHash: string, deadlines: string, changes: string, poolKey: string, changeLogCap: number): Promise<number>;
-  poolscopeDue(deadlines: string, limit: number): Promise<string[]>;
-  poolscopeReadChanges(changes: string, position: string, count: number): Promise<ReadChangesReply>;
-  /** numberOfKeys first, then the pool hashes (an array is sent flattened). */
-  poolscopeReadPools(numberOfKeys: number, poolHashes: string[]): Promise<PoolFieldsReply[]>;
 }
 
-/** A pool's hash fields, as a snapshot reads them. */
-export type SnapshotRecordReply = [poolKey: string, registrationJson: string, renewedAtMs: string, leaseMs: string, version: string];
+export type StoreScriptCommands = ReadScriptCommands & WriteScriptCommands;
+
+/** A pool's hash fields, as a snapshot reads them (changedAtMs null in a hash an older version wrote). */
+export type SnapshotRecordReply = [
+  poolKey: string,
+  registrationJson: string,
+  renewedAtMs: string,
+  leaseMs: string,
+  version: string,
+  changedAtMs: string | null,
+];
 /** read-pools-n.lua's row for one pool; null fields when its hash is gone. */
-export type PoolFieldsReply = [registrationJson: string | null, renewedAtMs: string | null, leaseMs: string | null, version: string | null];
+export type PoolFieldsReply = [
+  registrationJson: string | null,
+  renewedAtMs: string | null,
+  leaseMs: string | null,
+  version: string | null,
+  changedAtMs: string | null,
+];
 /** Stream entries as XRANGE gives them: [id, [field, value, ...]]. */
 export type StreamEntryReply = [id: string, fields: string[]];
 export type ReadChangesReply = [1, StreamEntryReply[]] | [0];
+/** due-1.lua: Redis TIME in ms, then pool key and deadline pairs. */
+export type DueReply = [nowMs: number, ...keysAndDeadlines: string[]];
 
-const SCRIPTS: Record<keyof StoreScriptCommands, { file: string; numberOfKeys?: number }> = {
-  poolscopeHeartbeat: { file: 'heartbeat-3.lua', numberOfKeys: 3 },
-  poolscopeLapse: { file: 'lapse-3.lua', numberOfKeys: 3 },
+interface ScriptFile {
+  file: string;
+  numberOfKeys?: number;
+}
+
+const READ_SCRIPTS: Record<keyof ReadScriptCommands, ScriptFile> = {
   poolscopeDue: { file: 'due-1.lua', numberOfKeys: 1 },
   poolscopeReadChanges: { file: 'read-changes-1.lua', numberOfKeys: 1 },
   // Its key count varies: the caller passes it first.
   poolscopeReadPools: { file: 'read-pools-n.lua' },
 };
 
-let sources: Map<string, string> | undefined;
+const WRITE_SCRIPTS: Record<keyof WriteScriptCommands, ScriptFile> = {
+  poolscopeHeartbeat: { file: 'heartbeat-3.lua', numberOfKeys: 3 },
+  poolscopeLapse: { file: 'lapse-3.lua', numberOfKeys: 3 },
+};
+
+/** Every read script must carry this first line (checked when it is loaded). */
+export const NO_WRITES_SHEBANG = '#!lua flags=no-writes\n';
+
+const sources = new Map<string, string>();
 
 /** Read on first use, then kept: the files do not change while the process runs. */
-function scriptSources(): Map<string, string> {
-  sources ??= new Map(
-    Object.values(SCRIPTS).map(({ file }) => [file, readFileSync(new URL(`./${file}`, import.meta.url), 'utf8')]),
-  );
-  return sources;
+function scriptSource(file: string): string {
+  let lua = sources.get(file);
+  if (lua === undefined) {
+    lua = readFileSync(new URL(`./${file}`, import.meta.url), 'utf8');
+    sources.set(file, lua);
+  }
+  return lua;
 }
 
-/** Defines every store script on the client; returns the client typed with them. */
-export function defineStoreScripts(client: RedisClient): RedisClient & StoreScriptCommands {
-  const lua = scriptSources();
-  for (const [name, { file, numberOfKeys }] of Object.entries(SCRIPTS)) {
-    client.defineCommand(name, numberOfKeys === undefined ? { lua: lua.get(file)! } : { lua: lua.get(file)!, numberOfKeys });
+function define(client: RedisClient, scripts: Record<string, ScriptFile>, readOnly: boolean): void {
+  for (const [name, { file, numberOfKeys }] of Object.entries(scripts)) {
+    const lua = scriptSource(file);
+    // The flag is what lets Redis run it on a read-only replica as a read (and refuse any write in it);
+    // a read script without it is a mistake caught here, before a replica refuses it in production.
+    if (readOnly && !lua.startsWith(NO_WRITES_SHEBANG)) throw new Error(`${file} is a read script without "${NO_WRITES_SHEBANG.trim()}"`);
+    client.defineCommand(name, numberOfKeys === undefined ? { lua, readOnly } : { lua, numberOfKeys, readOnly });
   }
+}
+
+/** Defines the read-only scripts on the client (a follower's reader); returns the client typed with them. */
+export function defineReadScripts(client: RedisClient): RedisClient & ReadScriptCommands {
+  define(client, READ_SCRIPTS, true);
+  return client as RedisClient & ReadScriptCommands;
+}
+
+/** Defines every store script on the client (the home region's store); returns the client typed with them. */
+export function defineStoreScripts(client: RedisClient): RedisClient & StoreScriptCommands {
+  define(client, READ_SCRIPTS, true);
+  define(client, WRITE_SCRIPTS, false);
   return client as RedisClient & StoreScriptCommands;
 }

@@ -14,6 +14,15 @@
 // returned; watch() from it yields every later change once. Each step is a single-slot command, so this
 // works on Redis Cluster unchanged. If the log was trimmed past P0 during the read (only with a read
 // slower than a whole log's worth of changes), the read starts over.
+//
+// Then Redis's clock is read (nowMs) and every lease whose deadline is not after it is left out, swept
+// or not (docs/design.md "The store": a lapsed registration is never read). A pool hash expires at its
+// deadline, so most of them were never read, and a record taken from the log may have run out since.
+// Their lapse may still follow in the log, for a pool the snapshot does not hold: a follower ignores a
+// lapse of a pool it does not know.
+//
+// Every command here only reads (the read scripts are flagged no-writes), so a snapshot also works on a
+// read-only replica; the epoch is written only by the home region's store (EpochAccess).
 import { randomUUID } from 'node:crypto';
 import type { PoolKey } from '../../contract/index.js';
 import type { LeaseRecord, StoreSnapshot } from '../types.js';
@@ -21,22 +30,43 @@ import { StoreUnavailableError } from '../types.js';
 import type { CommandRunner } from './command-runner.js';
 import type { RedisClient } from './connection.js';
 import type { StoreKeys } from './keys.js';
+import type { ReplicaLink } from './replica-link.js';
 import { parseChangeEntry, parseSnapshotRecord } from './replies.js';
-import type { StoreScriptCommands } from './scripts.js';
+import type { ReadScriptCommands } from './scripts.js';
 
 /** Members per ZSCAN step and hashes per round trip. */
 const SCAN_COUNT = 1000;
 const CHANGES_BATCH = 500;
 const ATTEMPTS = 3;
 
+/**
+ * `create`: the home region's store creates the epoch key when it is missing (SET NX), so every replica
+ * reads the same new value after a loss of data. `read`: a reader never writes; it reports the key as it
+ * finds it, or UNWRITTEN_EPOCH while it does not exist.
+ */
+export type EpochAccess = 'create' | 'read';
+
+/**
+ * A reader's epoch while the epoch key does not exist: on a replica that has not received it yet, or in a
+ * region whose own replicas have not read a snapshot since its Redis lost its data (they create it at
+ * their first one, within a second of coming back). A constant, so readers agree on it; a follower sees
+ * the epoch change once when the key appears and holds that region's pools for one lease, which errs
+ * on the safe side. A loss of data while the key stays missing goes unseen, but it loses nothing a
+ * follower could miss: leases are written only by that region's replicas, and those create the key
+ * before anything else reads their leases.
+ */
+export const UNWRITTEN_EPOCH = 'unwritten';
+
 export interface ReadSnapshotOptions {
   runner: CommandRunner;
   keys: StoreKeys;
+  epoch: EpochAccess;
+  replicaLink: ReplicaLink;
 }
 
-type ScriptedClient = RedisClient & StoreScriptCommands;
+type ReadClient = RedisClient & ReadScriptCommands;
 
-export async function readSnapshot({ runner, keys }: ReadSnapshotOptions): Promise<StoreSnapshot> {
+export async function readSnapshot({ runner, keys, epoch, replicaLink }: ReadSnapshotOptions): Promise<StoreSnapshot> {
   const newestPosition = async () => {
     const [newest] = await runner.run('snapshot', (client) => client.xrevrange(keys.changes, '+', '-', 'COUNT', 1));
     return newest?.[0] ?? '0-0';
@@ -51,7 +81,7 @@ export async function readSnapshot({ runner, keys }: ReadSnapshotOptions): Promi
     let reachable = true;
     while (compareStreamIds(position, after) < 0) {
       const reply = await runner.run('snapshot', (client) =>
-        (client as ScriptedClient).poolscopeReadChanges(keys.changes, position, CHANGES_BATCH),
+        (client as ReadClient).poolscopeReadChanges(keys.changes, position, CHANGES_BATCH),
       );
       if (reply[0] === 0) {
         reachable = false;
@@ -67,20 +97,25 @@ export async function readSnapshot({ runner, keys }: ReadSnapshotOptions): Promi
     }
     if (!reachable) continue;
 
-    const [seconds, micros] = await runner.run('snapshot', (client) => client.time());
+    // One round trip: the clock, the epoch, and whether a replica's data is current at all.
+    const [[seconds, micros], currentEpoch] = await runner.run('snapshot', (client) =>
+      Promise.all([client.time(), readEpoch(client, keys, epoch), replicaLink.check(client)]),
+    );
     const nowMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-    return { records: [...records.values()], position, nowMs, epoch: await readEpoch(runner, keys) };
+    const live = [...records.values()].filter((record) => record.deadlineMs > nowMs);
+    return { records: live, position, nowMs, epoch: currentEpoch };
   }
   throw new StoreUnavailableError(`redis store: snapshot fell behind the change log ${ATTEMPTS} times`);
 }
 
 /**
- * The store's epoch: created with SET NX by the first reader after the data was lost (a restart without
- * persistence leaves no epoch key), so every replica reads the same new value afterwards.
+ * The store's epoch. The home store creates it with SET NX GET when missing (a restart without persistence
+ * leaves no epoch key), so every replica reads the same new value afterwards; a reader only reads it.
  */
-async function readEpoch(runner: CommandRunner, keys: StoreKeys): Promise<string> {
+async function readEpoch(client: RedisClient, keys: StoreKeys, access: EpochAccess): Promise<string> {
+  if (access === 'read') return (await client.get(keys.epoch)) ?? UNWRITTEN_EPOCH;
   const fresh = randomUUID();
-  const previous = await runner.run('snapshot', (client) => client.set(keys.epoch, fresh, 'NX', 'GET'));
+  const previous = await client.set(keys.epoch, fresh, 'NX', 'GET');
   return previous ?? fresh;
 }
 
@@ -92,19 +127,18 @@ async function readLeases(runner: CommandRunner, keys: StoreKeys): Promise<Map<P
     const [next, flat] = await runner.run('snapshot', (client) => client.zscan(keys.deadlines, cursor, 'COUNT', SCAN_COUNT));
     const members = flat.filter((_, i) => i % 2 === 0);
     const hashes = members.map((member) => keys.pool(member));
-    const rows = await runner.run('snapshot', (client) => (client as ScriptedClient).poolscopeReadPools(hashes.length, hashes));
-    rows.forEach(([registration, renewedAtMs, leaseMs, version], i) => {
-      // A member whose hash is gone was garbage-collected long after its deadline without a sweep; the
-      // next sweep logs its lapse.
+    const rows = await runner.run('snapshot', (client) => (client as ReadClient).poolscopeReadPools(hashes.length, hashes));
+    rows.forEach(([registration, renewedAtMs, leaseMs, version, changedAtMs], i) => {
+      // A member whose hash is gone ran out: the hash expired at its deadline and no sweep has come by
+      // yet (the sweep, or a follower's dueLapses, still reports its lapse).
       if (registration == null || renewedAtMs == null || leaseMs == null || version == null) return;
       const key = members[i]!;
-      records.set(key, parseSnapshotRecord([key, registration, renewedAtMs, leaseMs, version]));
+      records.set(key, parseSnapshotRecord([key, registration, renewedAtMs, leaseMs, version, changedAtMs]));
     });
     cursor = next;
   } while (cursor !== '0');
   return records;
 }
-
 /** Orders stream ids (`ms-seq`, or "0-0"). */
 export function compareStreamIds(a: string, b: string): number {
   const [aMs = 0n, aSeq = 0n] = a.split('-').map(BigInt);

@@ -1,0 +1,168 @@
+// Pool hashes that expire with their lease (docs/design.md "The store"): each hash expires at its deadline
+// on Redis's clock, so nothing reads a lapsed registration, while the deadlines set still turns every
+// expiry into exactly one `lapse` in the log, swept or not, even when the hash went first.
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createRedisStore } from '../../src/store/redis/index.js';
+import { createStoreKeys, type StoreKeys } from '../../src/store/redis/keys.js';
+import type { RegistrationStore } from '../../src/store/types.js';
+import { randomPrefix, startRedis, type SharedRedis } from '../support/redis-server.js';
+import { eventually, keyOf, registration, WatchRecorder } from './contract-support.js';
+
+const SHORT_LEASE_MS = 300;
+const LONG_LEASE_MS = 60_000;
+
+let redis: SharedRedis;
+let inspector: Redis;
+beforeAll(async () => {
+  redis = await startRedis();
+  inspector = new Redis(redis.url);
+});
+afterAll(async () => {
+  inspector?.disconnect();
+  await redis?.stop();
+});
+
+const opened: { close(): Promise<unknown> }[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((o) => o.close()));
+});
+
+function openStore(leaseMs: number): { store: RegistrationStore; keys: StoreKeys } {
+  const prefix = randomPrefix('expiry');
+  const store = createRedisStore({ url: redis.url, prefix, leaseMs, commandTimeoutMs: 1000, logger: pino({ level: 'silent' }) });
+  opened.push(store);
+  return { store, keys: createStoreKeys(prefix) };
+}
+
+function follow(store: RegistrationStore, position: string): WatchRecorder {
+  const recorder = new WatchRecorder(store, position);
+  opened.push({ close: () => recorder.stop() });
+  return recorder;
+}
+
+async function redisNowMs(): Promise<number> {
+  const [seconds, micros] = await inspector.time();
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
+
+/** The pool's deadline as the deadlines set holds it (null once swept). */
+async function deadlineOf(keys: StoreKeys, key: string): Promise<number | null> {
+  const score = await inspector.zscore(keys.deadlines, key);
+  return score === null ? null : Number(score);
+}
+
+const summary = (events: WatchRecorder['events']) =>
+  events.map((e) => (e.type === 'lapse' ? `lapse ${e.key} @${e.atMs}` : `upsert ${e.record.key} v${e.record.version}`));
+
+describe('pool hashes that expire with their lease', () => {
+  it('expire at the lease deadline on Redis clock, moved by every renewal', async () => {
+    const { store, keys } = openStore(LONG_LEASE_MS);
+    const reg = registration('expiring');
+    await store.heartbeat(reg);
+    const hash = keys.pool(keyOf(reg));
+    const fields = await inspector.hgetall(hash);
+    const deadline = Number(fields.renewed_at_ms) + Number(fields.lease_ms);
+    expect(Number(fields.lease_ms)).toBe(LONG_LEASE_MS);
+    expect(await inspector.pexpiretime(hash)).toBe(deadline);
+    expect(await deadlineOf(keys, keyOf(reg))).toBe(deadline);
+    const pttl = await inspector.pttl(hash);
+    expect(pttl).toBeGreaterThan(0);
+    expect(pttl).toBeLessThanOrEqual(deadline - Number(fields.renewed_at_ms));
+
+    // A plain renewal moves the expiry with the deadline.
+    await eventually(async () => (await redisNowMs()) > Number(fields.renewed_at_ms), { what: 'the clock to move' });
+    expect((await store.heartbeat(reg)).changed).toBe(false);
+    const renewed = Number(await inspector.hget(hash, 'renewed_at_ms')) + LONG_LEASE_MS;
+    expect(renewed).toBeGreaterThan(deadline);
+    expect(await inspector.pexpiretime(hash)).toBe(renewed);
+    expect(await deadlineOf(keys, keyOf(reg))).toBe(renewed);
+  });
+
+  it('is gone after its deadline; the sweep still logs one lapse, dated at the deadline', async () => {
+    const { store, keys } = openStore(SHORT_LEASE_MS);
+    const recorder = follow(store, (await store.snapshot()).position);
+    const reg = registration('gone');
+    await store.heartbeat(reg);
+    const deadline = (await deadlineOf(keys, keyOf(reg)))!;
+    const hash = keys.pool(keyOf(reg));
+    await eventually(async () => (await inspector.exists(hash)) === 0, { what: 'the hash to expire', timeoutMs: SHORT_LEASE_MS + 1000 });
+    expect(await redisNowMs()).toBeGreaterThan(deadline);
+
+    // Expired, not swept: still in the deadlines set and due, in no snapshot.
+    expect(await deadlineOf(keys, keyOf(reg))).toBe(deadline);
+    expect(await store.dueLapses()).toEqual([{ key: keyOf(reg), atMs: deadline }]);
+    expect((await store.snapshot()).records).toEqual([]);
+
+    expect(await store.sweep()).toBe(1);
+    expect(await store.sweep()).toBe(0);
+    expect(await deadlineOf(keys, keyOf(reg))).toBeNull();
+    expect(await store.dueLapses()).toEqual([]);
+    const marker = registration('marker');
+    await store.heartbeat(marker);
+    const events = await recorder.untilUpsertOf(keyOf(marker));
+    expect(summary(events)).toEqual([`upsert ${keyOf(reg)} v1`, `lapse ${keyOf(reg)} @${deadline}`, `upsert ${keyOf(marker)} v1`]);
+  });
+
+  it('logs lapse then upsert for a heartbeat that comes after the hash expired unswept', async () => {
+    const { store, keys } = openStore(SHORT_LEASE_MS);
+    const recorder = follow(store, (await store.snapshot()).position);
+    const reg = registration('back');
+    await store.heartbeat(reg);
+    const deadline = (await deadlineOf(keys, keyOf(reg)))!;
+    const hash = keys.pool(keyOf(reg));
+    await eventually(async () => (await inspector.exists(hash)) === 0, { what: 'the hash to expire', timeoutMs: SHORT_LEASE_MS + 1000 });
+
+    expect((await store.heartbeat(reg)).changed).toBe(true);
+    const events = await recorder.until((e) => e.length >= 3);
+    expect(summary(events)).toEqual([`upsert ${keyOf(reg)} v1`, `lapse ${keyOf(reg)} @${deadline}`, `upsert ${keyOf(reg)} v1`]);
+    const fresh = (await deadlineOf(keys, keyOf(reg)))!;
+    expect(fresh).toBeGreaterThan(deadline);
+    expect(await inspector.pexpiretime(hash)).toBe(fresh);
+    expect(await store.sweep()).toBe(0);
+    expect((await store.snapshot()).records.map((r) => r.key)).toEqual([keyOf(reg)]);
+  });
+
+  it('leaves out of a snapshot a lease past its deadline whose hash outlived it (written by an older version)', async () => {
+    const { store, keys } = openStore(SHORT_LEASE_MS);
+    const reg = registration('outlived');
+    await store.heartbeat(reg);
+    const hash = keys.pool(keyOf(reg));
+    // Older versions kept the hash for a few leases past the deadline.
+    await inspector.persist(hash);
+    const deadline = (await deadlineOf(keys, keyOf(reg)))!;
+    const snapshot = await eventually(
+      async () => {
+        const read = await store.snapshot();
+        return read.nowMs >= deadline && read;
+      },
+      { what: 'the deadline', timeoutMs: SHORT_LEASE_MS + 1000 },
+    );
+    expect(await inspector.exists(hash)).toBe(1);
+    expect(snapshot.records).toEqual([]);
+    expect(await store.sweep()).toBe(1);
+    expect(await inspector.exists(hash)).toBe(0);
+  });
+
+  it('ends the old lease in the log when a live deadline has lost its hash', async () => {
+    // Not reachable with a clock that only moves forward; a clock stepped back (or a hand on the
+    // keyspace) can do it, and followers must not be left holding version 2 of a pool reset to 1.
+    const { store, keys } = openStore(LONG_LEASE_MS);
+    const reg = registration('orphan');
+    await store.heartbeat(reg);
+    await store.heartbeat(registration('orphan', 1));
+    const recorder = follow(store, (await store.snapshot()).position);
+    await inspector.del(keys.pool(keyOf(reg)));
+
+    expect((await store.heartbeat(reg)).changed).toBe(true);
+    const events = await recorder.until((e) => e.length >= 2);
+    expect(events.map((e) => e.type)).toEqual(['lapse', 'upsert']);
+    const [lapse, upsert] = events;
+    if (lapse?.type !== 'lapse' || upsert?.type !== 'upsert') throw new Error(`expected lapse, upsert: ${summary(events)}`);
+    expect(lapse.key).toBe(keyOf(reg));
+    expect(upsert.record).toMatchObject({ key: keyOf(reg), version: 1 });
+    // Dated when it was found gone (when the new lease began), not at its deadline a minute ahead.
+    expect(lapse.atMs).toBe(upsert.record.renewedAtMs);
+  });
+});
