@@ -15,4 +15,10 @@ describe('reconnect delays', () => {
     expect(seen[0]).toBeLessThanOrEqual(960);
     expect(Math.max(...seen)).toBeLessThanOrEqual(30000);
   });
+
+  it('a follower’s reader: capped at a second, so a cut-off region is read again soon after it answers', () => {
+    const delays = reconnectDelays(() => 0, 1000);
+    expect([1, 2, 3, 4, 5].map(delays)).toEqual([250, 500, 1000, 1000, 1000]);
+    expect(delays(1)).toBe(250);
+  });
 });

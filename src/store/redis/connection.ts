@@ -25,6 +25,8 @@ export interface OpenRedisClientOptions {
    * good (the change log follower opens a fresh one and re-checks its position instead).
    */
   reconnect: boolean;
+  /** The longest reconnect delay (default 30 s). */
+  reconnectMaxMs?: number;
   /** Connect on the first command or connect() rather than at once. */
   lazyConnect?: boolean;
   /** CLIENT SETNAME, to tell poolscope's connections apart in CLIENT LIST. */
@@ -38,7 +40,7 @@ export interface OpenRedisClientOptions {
 
 export function openRedisClient(options: OpenRedisClientOptions): RedisClient {
   const { target } = options;
-  const retryStrategy = options.reconnect ? reconnectDelays() : () => null;
+  const retryStrategy = options.reconnect ? reconnectDelays(Math.random, options.reconnectMaxMs) : () => null;
   const perConnection = {
     commandTimeout: options.commandTimeoutMs,
     connectTimeout: Math.max(options.commandTimeoutMs, 1000),
@@ -89,8 +91,8 @@ export function openRedisClient(options: OpenRedisClientOptions): RedisClient {
 }
 
 /** ioredis counts attempts from 1 after each successful connection; the delays restart with it. */
-export function reconnectDelays(random: () => number = Math.random): (attempt: number) => number {
-  const backoff = new Backoff({ random });
+export function reconnectDelays(random: () => number = Math.random, maxMs?: number): (attempt: number) => number {
+  const backoff = new Backoff({ random, ...(maxMs !== undefined ? { maxMs, initialMs: Math.min(800, maxMs / 4) } : {}) });
   return (attempt) => {
     if (attempt <= 1) backoff.reset();
     return backoff.next();

@@ -35,6 +35,9 @@ export function createRedisReader(options: RedisReaderOptions): LeaseReader {
     connectionName: 'poolscope:reader',
     // A follower sends a handful of commands a second: nothing to batch.
     autoPipelining: false,
+    // A cut-off region's pools return within about a second of its Redis answering again
+    // (docs/contract.md §7): one reconnect attempt a second per follower is nothing for Redis.
+    reconnectMaxMs: 1000,
     defineScripts: defineReadScripts,
   });
   return new RedisLeaseReader(session, 'read');

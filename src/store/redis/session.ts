@@ -19,6 +19,8 @@ export interface RedisSessionOptions<C extends RedisClient> {
   connectionName: string;
   /** See OpenRedisClientOptions.autoPipelining. */
   autoPipelining: boolean;
+  /** The longest reconnect delay (default 30 s). */
+  reconnectMaxMs?: number;
   /** defineStoreScripts or defineReadScripts: which scripts this connection may run. */
   defineScripts: (client: RedisClient) => C;
 }
@@ -50,6 +52,7 @@ export function openRedisSession<C extends RedisClient>(options: RedisSessionOpt
       // and reconnect, so the store works again as soon as the path does (docs/design.md "Scale and regions").
       socketTimeoutMs: commandTimeoutMs,
       reconnect: true,
+      reconnectMaxMs: options.reconnectMaxMs,
       connectionName: options.connectionName,
       autoPipelining: options.autoPipelining,
     }),
