@@ -33,7 +33,6 @@ export interface HeartbeatScriptOptions {
   /** The registration as the store writes it (canonical JSON). */
   registrationJson: string;
   leaseMs: number;
-  gcTtlMs: number;
   changeLogCap: number;
 }
 
@@ -48,7 +47,7 @@ export async function benchmarkHeartbeatScript(options: HeartbeatScriptOptions):
   const args = [
     'EVALSHA', sha, '3',
     keys.pool(member), keys.deadlines, keys.changes,
-    member, options.registrationJson, String(options.leaseMs), String(options.gcTtlMs), String(options.changeLogCap),
+    member, options.registrationJson, String(options.leaseMs), String(options.changeLogCap),
   ];
   const run = (calls: number) =>
     redisBenchmark(options.port, ['-n', String(calls), '-c', String(options.clients), '-r', String(options.pools), '--csv', ...args]);

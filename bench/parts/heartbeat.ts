@@ -16,8 +16,6 @@ import { informational, judged } from '../report/types.js';
 import type { BenchPart } from './part.js';
 
 const LEASE_SECS = 15;
-/** The store keeps a pool's hash for four leases (store.ts GC_LEASES). */
-const GC_LEASES = 4;
 
 interface MeasuredLoad {
   load: CannonResult;
@@ -69,7 +67,6 @@ export const heartbeatPart: BenchPart = {
         pools,
         registrationJson: canonicalJson(registrationSchema.parse(benchRegistration('hb', 1))),
         leaseMs: LEASE_SECS * 1000,
-        gcTtlMs: LEASE_SECS * 1000 * GC_LEASES,
         changeLogCap: DEFAULT_CHANGE_LOG_CAP,
       });
 
