@@ -80,7 +80,7 @@ export async function* followChanges(options: FollowChangesOptions): AsyncGenera
       if (reply[0] === 0) throw new PositionLostError(position);
       yield* events(reply[1]);
       // Caught up: wait for what comes next and take it from the XREAD itself; a full batch may have more
-      // behind it, which the script reads next. From "0-0" the XREAD only wakes (its check needs the script).
+      // behind it, which the script reads next. At "0-0" the XREAD only wakes (its check needs the script).
       while (reply[1].length === 0 && !signal.aborted) {
         const pushed = await waker.waitForAppend(position);
         if (pushed.length === 0) break;
@@ -121,7 +121,7 @@ class AppendWaker {
 
   /**
    * The entries appended after `position`, once there are any (at most BATCH); none when the signal
-   * aborts, or from "0-0" (then the caller reads them with the script, which checks that position).
+   * aborts, or at "0-0" (then the caller reads them with the script, which checks that position).
    * Throws PositionLostError when `position` was trimmed away meanwhile.
    */
   async waitForAppend(position: string): Promise<StreamEntryReply[]> {
