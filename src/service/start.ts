@@ -6,10 +6,56 @@ import type { Logger } from 'pino';
 import { parseTokenFile } from '../http/auth.js';
 import { listen, type RunningServer } from '../http/server.js';
 import type { Join } from '../join/join.js';
-import { assembleService } from './assemble.js';
+import type { SliceSource } from '../kube/types.js';
+import type { RegistrationStore } from '../store/types.js';
+import { assembleService, type AssembledService, type AssembleOptions } from './assemble.js';
 import type { ServeConfig } from './config.js';
 import { Observability } from './observability.js';
 import { createFollowedRegionsFor, createSliceSourceFor, createStoreFor } from './sources.js';
+
+/** What a caller may hold instead of what the configuration names (tests), and knobs `serve` has no flag for. */
+export interface ServiceParts {
+  /** Default: the store the configuration names. */
+  store?: RegistrationStore;
+  /** Default: the kubeconfig EndpointSlice source of mcs/karmada modes. */
+  slices?: SliceSource;
+  /** More join options (the followed regions, sweep interval, backoff, clocks). */
+  join?: Partial<Omit<AssembleOptions['join'], 'poolDiscovery' | 'leaseMs'>>;
+  /** Default: read from `authTokenFile`, if any. */
+  authTokens?: readonly string[];
+  /** SSE keep-alive period (default 15 s). */
+  keepAliveMs?: number;
+  /** Default: a new facade with process metrics. */
+  observability?: Observability;
+}
+
+/**
+ * The service a ServeConfig names, assembled but not started and not listening: what `startServe` runs,
+ * and what in-process tests drive (with parts of their own swapped in).
+ */
+export async function buildService(config: ServeConfig, logger: Logger, parts: ServiceParts = {}): Promise<AssembledService> {
+  const authTokens = parts.authTokens ?? (config.authTokenFile ? parseTokenFile(await readFile(config.authTokenFile, 'utf8')) : undefined);
+  const observability = parts.observability ?? new Observability();
+  // The slice source first: it fails fast (no kubeconfig) before any connection to the store is opened.
+  const slices = parts.slices ?? (await createSliceSourceFor(config, logger, observability.metrics.countWarning));
+  return assembleService({
+    store: parts.store ?? (await createStoreFor(config, logger)),
+    slices,
+    logger,
+    observability,
+    join: {
+      regions: createFollowedRegionsFor(config, logger),
+      poolDiscovery: config.poolDiscovery,
+      leaseMs: config.leaseMs,
+      frontendServiceSuffix: config.frontendServiceSuffix,
+      frontendPortName: config.frontendPortName,
+      ...parts.join,
+    },
+    heartbeatIntervalMs: config.heartbeatIntervalMs,
+    authTokens,
+    keepAliveMs: parts.keepAliveMs,
+  });
+}
 
 export interface ServeHandle {
   server: RunningServer;
@@ -20,25 +66,7 @@ export interface ServeHandle {
 
 /** Start the service (used by `poolscope serve` and by tests and benchmarks that want it in-process). */
 export async function startServe(config: ServeConfig, logger: Logger): Promise<ServeHandle> {
-  const authTokens = config.authTokenFile ? parseTokenFile(await readFile(config.authTokenFile, 'utf8')) : undefined;
-  const observability = new Observability();
-  // The slice source first: it fails fast (no kubeconfig) before any connection to the store is opened.
-  const slices = await createSliceSourceFor(config, logger, observability.metrics.countWarning);
-  const service = assembleService({
-    store: await createStoreFor(config, logger),
-    slices,
-    logger,
-    observability,
-    join: {
-      regions: createFollowedRegionsFor(config, logger),
-      poolDiscovery: config.poolDiscovery,
-      leaseMs: config.leaseMs,
-      frontendServiceSuffix: config.frontendServiceSuffix,
-      frontendPortName: config.frontendPortName,
-    },
-    heartbeatIntervalMs: config.heartbeatIntervalMs,
-    authTokens,
-  });
+  const service = await buildService(config, logger);
   const { join } = service;
   service.start();
   let server: RunningServer;

@@ -10,14 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Registration } from '../../src/contract/index.js';
 import type { PoolEndpoints } from '../../src/kube/types.js';
 import { createMemoryStore } from '../../src/store/memory.js';
-import {
-  StoreUnavailableError,
-  type DueLapse,
-  type LeaseEvent,
-  type LeaseReader,
-  type RegistrationStore,
-  type StoreSnapshot,
-} from '../../src/store/types.js';
+import { DelegatingStore } from '../support/delegating-store.js';
 import { postJson } from '../support/http.js';
 import { REPO_ROOT } from '../support/process.js';
 import { registration } from '../support/registration.js';
@@ -25,60 +18,6 @@ import { startService, type TestService } from '../support/service.js';
 import { repeatEvery, waitFor } from '../support/wait.js';
 import { launchChromium, openRecordedPage } from './support/chromium.js';
 import { FedSlices } from './support/fed-slices.js';
-
-/** A followed region's store that the test can cut off: every read fails and running watches break. */
-class CutOffReader implements LeaseReader {
-  readonly kind;
-  readonly forgetsOnRestart;
-  private cut = false;
-  private readonly breakers = new Set<(error: Error) => void>();
-
-  constructor(readonly inner: RegistrationStore) {
-    this.kind = inner.kind;
-    this.forgetsOnRestart = inner.forgetsOnRestart;
-  }
-
-  setCut(cut: boolean): void {
-    this.cut = cut;
-    if (cut) for (const fail of [...this.breakers]) fail(new StoreUnavailableError('connection refused'));
-  }
-
-  async snapshot(): Promise<StoreSnapshot> {
-    if (this.cut) throw new StoreUnavailableError('connection refused');
-    return this.inner.snapshot();
-  }
-
-  async dueLapses(graceMs?: number): Promise<DueLapse[]> {
-    if (this.cut) throw new StoreUnavailableError('connection refused');
-    return this.inner.dueLapses(graceMs);
-  }
-
-  watch(position: string, signal: AbortSignal): AsyncIterable<LeaseEvent> {
-    return this.follow(position, signal);
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
-  }
-
-  private async *follow(position: string, signal: AbortSignal): AsyncGenerator<LeaseEvent> {
-    if (this.cut) throw new StoreUnavailableError('connection refused');
-    const events = this.inner.watch(position, signal)[Symbol.asyncIterator]();
-    let fail!: (error: Error) => void;
-    const broken = new Promise<never>((_, reject) => (fail = reject));
-    this.breakers.add(fail);
-    try {
-      for (;;) {
-        const next = await Promise.race([events.next(), broken]);
-        if (next.done) return;
-        yield next.value;
-      }
-    } finally {
-      this.breakers.delete(fail);
-      void events.return?.();
-    }
-  }
-}
 
 const LEASE_MS = 1500;
 const HOLD_MS = 2500;
@@ -118,8 +57,8 @@ describe('GET /debug with regions, in a browser', () => {
   let svc: TestService;
   let beats: { stop(): Promise<void> } | undefined;
   const slices = new FedSlices();
-  const euWest = new CutOffReader(createMemoryStore({ leaseMs: LEASE_MS }));
-  const apSouth = new CutOffReader(createMemoryStore({ leaseMs: LEASE_MS }));
+  const euWest = new DelegatingStore(createMemoryStore({ leaseMs: LEASE_MS }), { forgetsOnRestart: false });
+  const apSouth = new DelegatingStore(createMemoryStore({ leaseMs: LEASE_MS }), { forgetsOnRestart: false });
 
   // us-east-1/llm/llama-70b failed over to eu-west-1 with a new relay: both leases live, eu-west-1's shown.
   const failedOver = pool('us-east-1/llm/llama-70b', LLAMA);

@@ -11,77 +11,13 @@ import { fleetOverview } from '../../src/debug/overview.js';
 import type { DebugPoolDetail, DebugRegion, DebugStreamEvents, FleetOverview, OverviewRow } from '../../src/debug/types.js';
 import { debugPoolListSchema, debugPoolSummarySchema } from '../../src/openapi/debug-schemas.js';
 import { createMemoryStore } from '../../src/store/memory.js';
-import {
-  StoreUnavailableError,
-  type DueLapse,
-  type LeaseEvent,
-  type LeaseReader,
-  type RegistrationStore,
-  type StoreSnapshot,
-} from '../../src/store/types.js';
+import { StoreUnavailableError } from '../../src/store/types.js';
+import { DelegatingStore } from '../support/delegating-store.js';
 import { postJson, request } from '../support/http.js';
 import { registration } from '../support/registration.js';
 import { startService, type TestService } from '../support/service.js';
 import { SseReader } from '../support/sse.js';
 import { repeatEvery, waitFor } from '../support/wait.js';
-
-/** A followed region's store that the test can cut off (every read fails, running watches break) and restore. */
-class CutOffReader implements LeaseReader {
-  readonly kind;
-  readonly forgetsOnRestart;
-  private cut = false;
-  private readonly breakers = new Set<(error: Error) => void>();
-
-  constructor(readonly inner: RegistrationStore) {
-    this.kind = inner.kind;
-    this.forgetsOnRestart = inner.forgetsOnRestart;
-  }
-
-  setCut(cut: boolean): void {
-    this.cut = cut;
-    if (cut) for (const fail of [...this.breakers]) fail(this.unavailable());
-  }
-
-  async snapshot(): Promise<StoreSnapshot> {
-    if (this.cut) throw this.unavailable();
-    return this.inner.snapshot();
-  }
-
-  async dueLapses(graceMs?: number): Promise<DueLapse[]> {
-    if (this.cut) throw this.unavailable();
-    return this.inner.dueLapses(graceMs);
-  }
-
-  watch(position: string, signal: AbortSignal): AsyncIterable<LeaseEvent> {
-    return this.follow(position, signal);
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
-  }
-
-  private async *follow(position: string, signal: AbortSignal): AsyncGenerator<LeaseEvent> {
-    if (this.cut) throw this.unavailable();
-    const events = this.inner.watch(position, signal)[Symbol.asyncIterator]();
-    let fail!: (error: Error) => void;
-    const broken = new Promise<never>((_, reject) => (fail = reject));
-    this.breakers.add(fail);
-    try {
-      for (;;) {
-        const next = await Promise.race([events.next(), broken]);
-        if (next.done) return;
-        yield next.value;
-      }
-    } finally {
-      this.breakers.delete(fail);
-      void events.return?.();
-    }
-  }
-
-  private unavailable(): StoreUnavailableError {
-    return new StoreUnavailableError('connection refused (cut off by the test)');
-  }
-}
 
 function context(overrides: Partial<PoolContext> & Pick<PoolContext, 'key' | 'state'>): PoolContext {
   return {
@@ -174,7 +110,7 @@ const MODEL_B = 'mistralai/Mixtral-8x7B-Instruct-v0.1';
 
 describe('/debug with two regions', () => {
   let svc: TestService;
-  let r2: CutOffReader;
+  let r2: DelegatingStore;
   let beats: { stop(): Promise<void> } | undefined;
   let sse: SseReader;
 
@@ -184,7 +120,7 @@ describe('/debug with two regions', () => {
   const onlyInR2 = registration({ cluster_id: 'eu-west-1', name: 'mixtral-8x7b', model: MODEL_B });
 
   beforeAll(async () => {
-    r2 = new CutOffReader(createMemoryStore({ leaseMs: LEASE_MS }));
+    r2 = new DelegatingStore(createMemoryStore({ leaseMs: LEASE_MS }), { forgetsOnRestart: false });
     svc = await startService({
       leaseMs: LEASE_MS,
       store: createMemoryStore({ leaseMs: LEASE_MS }),
@@ -267,7 +203,7 @@ describe('/debug with two regions', () => {
 
   it('holds a cut-off region, then drops it: its leases leave, its pools no other region holds lapse', async () => {
     const cutAt = Date.now();
-    r2.setCut(true);
+    r2.setCut(true, new StoreUnavailableError('cut off by the test'));
     const held = await waitFor(() => regions().find((r) => r.name === 'r2' && r.status === 'unreachable'), { message: 'r2 unreachable' });
     expect(held.home).toBe(false);
     expect(held.unreachable_since_ms).toBeGreaterThanOrEqual(cutAt - 50);

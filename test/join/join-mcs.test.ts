@@ -9,7 +9,8 @@ import { createMemoryStore } from '../../src/store/memory.js';
 import { silentLogger } from '../support/logs.js';
 import { registration } from '../support/registration.js';
 import { eventually } from '../support/wait.js';
-import { DelegatingStore, HandDrivenSliceSource } from './support.js';
+import { DelegatingStore } from '../support/delegating-store.js';
+import { HandDrivenSliceSource } from './support.js';
 
 // Long enough that no lease lapses during a test; no warmup (the delegating store says it keeps leases).
 const LEASE_MS = 60_000;

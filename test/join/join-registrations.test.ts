@@ -9,7 +9,7 @@ import { StoreUnavailableError, type RegistrationStore } from '../../src/store/t
 import { silentLogger } from '../support/logs.js';
 import { registration } from '../support/registration.js';
 import { eventually, throughout } from '../support/wait.js';
-import { DelegatingStore } from './support.js';
+import { DelegatingStore } from '../support/delegating-store.js';
 
 const LEASE_MS = 300;
 const running: Array<{ join: Join; store: RegistrationStore }> = [];

@@ -10,7 +10,7 @@ import { StoreUnavailableError } from '../../src/store/types.js';
 import { silentLogger } from '../support/logs.js';
 import { registration } from '../support/registration.js';
 import { eventually, throughout, waitFor } from '../support/wait.js';
-import { DelegatingStore } from './support.js';
+import { DelegatingStore } from '../support/delegating-store.js';
 
 const LEASE_MS = 400;
 const HOLD_MS = 300;
@@ -50,20 +50,6 @@ const SHARED = registration({ cluster_id: 'c3', namespace: 'llm', name: 'shared'
 const list = (join: Join): PoolList => join.view.list();
 const leaseRegionsOf = (join: Join) => Object.fromEntries(list(join).pools.map((p) => [p.name, p.lease_regions]));
 const region = (join: Join, name: string) => list(join).regions?.find((r) => r.name === name);
-
-/** Make r2 unreadable: its running watch breaks and every read fails until `heal()`. */
-function cut(store: DelegatingStore) {
-  const error = new StoreUnavailableError('redis store: connection held');
-  store.failSnapshots.push(...Array.from({ length: 1000 }, () => error));
-  store.failDue.push(...Array.from({ length: 1000 }, () => error));
-  store.breakWatches(error);
-  return {
-    heal() {
-      store.failSnapshots.length = 0;
-      store.failDue.length = 0;
-    },
-  };
-}
 
 describe('Join across regions', () => {
   it('lists the union of every region, each pool with its lease regions, and every region entry', async () => {
@@ -105,7 +91,7 @@ describe('Join across regions', () => {
     events.length = 0;
 
     const cutAt = Date.now();
-    const link = cut(r2);
+    r2.setCut(true, new StoreUnavailableError('redis store: connection held'));
     await eventually(() => expect(region(join, 'r2')).toMatchObject({ complete: false, dropped: false }));
     expect(list(join).complete).toBe(false);
     expect(Date.parse(region(join, 'r2')!.unreachable_since!)).toBeGreaterThanOrEqual(cutAt - 5);
@@ -126,7 +112,7 @@ describe('Join across regions', () => {
     const resync = events.filter((e) => e.kind === 'resync').at(-1);
     expect(resync?.kind === 'resync' && resync.data.regions?.find((r) => r.name === 'r2')?.dropped).toBe(true);
 
-    link.heal();
+    r2.setCut(false);
     await eventually(() => expect(region(join, 'r2')).toEqual({ name: 'r2', complete: true, dropped: false }), { timeoutMs: 3000 });
     expect(list(join).pools.map((p) => p.name)).toEqual(['pool-a', 'pool-b', 'shared']);
     expect(leaseRegionsOf(join)).toEqual({ 'pool-a': ['r1'], 'pool-b': ['r2'], shared: ['r1', 'r2'] });
@@ -137,9 +123,9 @@ describe('Join across regions', () => {
     const { join, r2, events } = startRegions();
     await r2.heartbeat(B);
     await eventually(() => expect(list(join).complete).toBe(true));
-    const link = cut(r2);
+    r2.setCut(true, new StoreUnavailableError('redis store: connection held'));
     await eventually(() => expect(region(join, 'r2')?.complete).toBe(false));
-    link.heal();
+    r2.setCut(false);
     await eventually(() => expect(region(join, 'r2')?.complete).toBe(true));
     expect(region(join, 'r2')?.dropped).toBe(false);
     expect(events.some((e) => e.kind === 'delete')).toBe(false);
@@ -174,7 +160,7 @@ describe('Join across regions', () => {
     const { join, r1 } = startRegions();
     await r1.heartbeat(A);
     await eventually(() => expect(list(join).complete).toBe(true));
-    cut(r1);
+    r1.setCut(true);
     await eventually(() => expect(region(join, 'r1')?.complete).toBe(false));
     expect(join.storeReadable.ok).toBe(false);
     expect(join.storeReadable.reason).toMatch(/^region r1: /);

@@ -8,7 +8,7 @@ import type { BackoffOptions } from '../../src/util/backoff.js';
 import { captureLogs } from '../support/logs.js';
 import { registration } from '../support/registration.js';
 import { eventually } from '../support/wait.js';
-import { DelegatingStore } from './support.js';
+import { DelegatingStore } from '../support/delegating-store.js';
 
 const feeds: StoreFeed[] = [];
 const stores: DelegatingStore[] = [];

@@ -5,8 +5,7 @@
 import type { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryStore } from '../../src/store/memory.js';
-import { StoreUnavailableError } from '../../src/store/types.js';
-import { DelegatingStore } from '../join/support.js';
+import { DelegatingStore } from '../support/delegating-store.js';
 import { startService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 import { parsePrometheusText, valueOf } from './prometheus-text.js';
@@ -42,18 +41,14 @@ describe('region metrics', () => {
     expect(await metric('poolscope_region_dropped_total', 'r2')).toBe(0);
     expect(await metric('poolscope_region_read_age_seconds', 'r2')).toBeLessThan(1);
 
-    const error = new StoreUnavailableError('redis store: connection held');
-    r2.failSnapshots.push(...Array.from({ length: 1000 }, () => error));
-    r2.failDue.push(...Array.from({ length: 1000 }, () => error));
-    r2.breakWatches(error);
+    r2.setCut(true);
     await waitFor(async () => (await metric('poolscope_region_synced', 'r2')) === 0);
     await waitFor(async () => (await metric('poolscope_region_dropped_total', 'r2')) === 1, { timeoutMs: HOLD_MS + 3000 });
     // Nothing answers from r2 while it is cut off: its read age grows past the hold.
     expect(await metric('poolscope_region_read_age_seconds', 'r2')).toBeGreaterThanOrEqual(HOLD_MS / 1000 - 0.05);
     expect(await metric('poolscope_region_synced', 'r1')).toBe(1);
 
-    r2.failSnapshots.length = 0;
-    r2.failDue.length = 0;
+    r2.setCut(false);
     await waitFor(async () => (await metric('poolscope_region_synced', 'r2')) === 1, { timeoutMs: 3000 });
     expect(await metric('poolscope_region_read_age_seconds', 'r2')).toBeLessThan(1);
     // A counter: the drop stays counted.

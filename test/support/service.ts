@@ -4,31 +4,17 @@
 // it feeds) swapped in. `socket: false` opens no port: the test drives `app` with `app.request()`.
 // Otherwise it listens on 127.0.0.1 (a free port unless given), TLS when the configuration names a
 // certificate. The binary itself (`startServe`) is driven by the end-to-end tests (test/support/process.ts).
-import { readFile } from 'node:fs/promises';
 import type { Hono } from 'hono';
-import { parseTokenFile } from '../../src/http/auth.js';
 import { listen, type RunningServer } from '../../src/http/server.js';
 import type { Join } from '../../src/join/join.js';
-import type { SliceSource } from '../../src/kube/types.js';
-import { assembleService, type AssembleOptions } from '../../src/service/assemble.js';
 import { DEFAULT_CONFIG, type ServeConfig } from '../../src/service/config.js';
 import { Observability, type ObservabilityOptions } from '../../src/service/observability.js';
-import { createFollowedRegionsFor, createSliceSourceFor, createStoreFor } from '../../src/service/sources.js';
+import { buildService, type ServiceParts as BuildParts } from '../../src/service/start.js';
 import type { RegistrationStore } from '../../src/store/types.js';
 import { captureLogs, type CapturedLogs } from './logs.js';
 
-/** What a test may hold instead of what the configuration names, and the knobs `serve` has no flag for. */
-export interface ServiceParts {
-  /** Default: the store the configuration names (memory unless `registrationStorage: 'redis'`). */
-  store?: RegistrationStore;
-  /** mcs/karmada: a slice source the test feeds (default: the kubeconfig one `serve` builds). */
-  slices?: SliceSource;
-  /** More join options; the sweep runs every 50 ms unless given. */
-  join?: Partial<Omit<AssembleOptions['join'], 'poolDiscovery' | 'leaseMs'>>;
-  /** Bearer tokens (default: read from `authTokenFile`, if any). */
-  authTokens?: string[];
-  /** SSE keep-alive period (default 15 s). */
-  keepAliveMs?: number;
+/** What a test may hold instead of what the configuration names (src/service ServiceParts), and more. */
+export interface ServiceParts extends Omit<BuildParts, 'observability'> {
   /** Default: no process metrics, the /debug feed flushed every 50 ms. */
   observability?: ObservabilityOptions;
   /** Where every part logs (default: a new capture at debug). */
@@ -63,25 +49,15 @@ export async function startService(options: ServiceOptions = {}, port = 0): Prom
     heartbeatIntervalMs: Math.floor(leaseMs / 3),
     ...flags,
   };
-  const logger = logs.logger;
   const observability = new Observability({ processMetrics: false, debugFlushMs: 50, ...observabilityOptions });
-  const service = assembleService({
-    store: store ?? (await createStoreFor(config, logger)),
-    slices: slices ?? (await createSliceSourceFor(config, logger, observability.metrics.countWarning)),
-    logger,
-    observability,
-    join: {
-      regions: createFollowedRegionsFor(config, logger),
-      poolDiscovery: config.poolDiscovery,
-      leaseMs: config.leaseMs,
-      frontendServiceSuffix: config.frontendServiceSuffix,
-      frontendPortName: config.frontendPortName,
-      sweepIntervalMs: 50,
-      ...join,
-    },
-    heartbeatIntervalMs: config.heartbeatIntervalMs,
-    authTokens: authTokens ?? (config.authTokenFile ? parseTokenFile(await readFile(config.authTokenFile, 'utf8')) : undefined),
+  const service = await buildService(config, logs.logger, {
+    store,
+    slices,
+    // Sweeps every 50 ms unless the test says otherwise: lapses land soon after short test leases.
+    join: { sweepIntervalMs: 50, ...join },
+    authTokens,
     keepAliveMs,
+    observability,
   });
   service.start();
   let server: RunningServer | undefined;

@@ -1,0 +1,110 @@
+// A RegistrationStore that delegates to a real one, with the failures a test injects: reads that fail the
+// way a real store's do, watches that break as a dropped connection does, a whole store cut off.
+import type { Registration } from '../../src/contract/index.js';
+import {
+  StoreUnavailableError,
+  type DueLapse,
+  type HeartbeatResult,
+  type LeaseEvent,
+  type RegistrationStore,
+  type StoreSnapshot,
+} from '../../src/store/types.js';
+
+/** A store that delegates to `inner`, with hooks to fail reads the way a real store can. */
+export class DelegatingStore implements RegistrationStore {
+  readonly kind;
+  forgetsOnRestart: boolean;
+  snapshotCalls = 0;
+  /** performance.now() of every snapshot() call. */
+  snapshotTimes: number[] = [];
+  /** Errors to throw from the next snapshot() calls, in order. */
+  failSnapshots: Error[] = [];
+  /** Errors to throw from the next watch() calls, before they yield anything. */
+  failWatches: Error[] = [];
+
+  constructor(
+    readonly inner: RegistrationStore,
+    options: { forgetsOnRestart?: boolean } = {},
+  ) {
+    this.kind = inner.kind;
+    this.forgetsOnRestart = options.forgetsOnRestart ?? inner.forgetsOnRestart;
+  }
+
+  heartbeat(registration: Registration): Promise<HeartbeatResult> {
+    return this.inner.heartbeat(registration);
+  }
+
+  async snapshot(): Promise<StoreSnapshot> {
+    this.snapshotCalls += 1;
+    this.snapshotTimes.push(performance.now());
+    const failure = this.failSnapshots.shift();
+    if (failure) throw failure;
+    return this.inner.snapshot();
+  }
+
+  watch(position: string, signal: AbortSignal): AsyncIterable<LeaseEvent> {
+    const failure = this.failWatches.shift();
+    if (failure) {
+      return {
+        [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(failure) }),
+      };
+    }
+    return this.breakable(this.inner.watch(position, signal));
+  }
+
+  /** Makes every running watch throw `error`, as a dropped connection does. */
+  breakWatches(error: Error): void {
+    for (const fail of [...this.breakers]) fail(error);
+  }
+
+  private readonly breakers = new Set<(error: Error) => void>();
+
+  private async *breakable(events: AsyncIterable<LeaseEvent>): AsyncGenerator<LeaseEvent> {
+    const iterator = events[Symbol.asyncIterator]();
+    let fail!: (error: Error) => void;
+    const broken = new Promise<never>((_, reject) => {
+      fail = reject;
+    });
+    this.breakers.add(fail);
+    try {
+      for (;;) {
+        const next = await Promise.race([iterator.next(), broken]);
+        if (next.done) return;
+        yield next.value;
+      }
+    } finally {
+      this.breakers.delete(fail);
+      // Not awaited: the inner follower ends at its next wake-up (append or abort).
+      void iterator.return?.();
+    }
+  }
+
+  sweep(): Promise<number> {
+    return this.inner.sweep();
+  }
+
+  /** Errors to throw from the next dueLapses() calls, in order. */
+  failDue: Error[] = [];
+
+  async dueLapses(graceMs?: number): Promise<DueLapse[]> {
+    const failure = this.failDue.shift();
+    if (failure) throw failure;
+    return this.inner.dueLapses(graceMs);
+  }
+
+  /**
+   * Cut the store off (`true`: every read fails with `error` and running watches break, as when a region's
+   * Redis cannot be reached) or restore it (`false`).
+   */
+  setCut(cut: boolean, error: Error = new StoreUnavailableError('redis store: connection refused')): void {
+    const failures = cut ? Array.from({ length: 100_000 }, () => error) : [];
+    this.failSnapshots = [...failures];
+    this.failWatches = [...failures];
+    this.failDue = [...failures];
+    if (cut) this.breakWatches(error);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
