@@ -1,4 +1,4 @@
-// `npm run bench [part...]`: runs the benchmark parts of issue 3 one after another in one process (each
+// `npm run bench [part...]`: runs the benchmark parts one after another in one process (each
 // part starts and stops its own Redis, replicas and load generators), prints a summary table, writes the
 // results as JSON under bench/results/ and, for a full run, renders BENCHMARKS.md.
 // `npm run bench -- --render`: renders BENCHMARKS.md again from bench/results/latest.json (after editing
@@ -20,6 +20,7 @@ import { convergencePart } from './parts/convergence.js';
 import { heartbeatPart } from './parts/heartbeat.js';
 import { lapsePart } from './parts/lapse.js';
 import type { BenchPart } from './parts/part.js';
+import { regionsPart } from './parts/regions.js';
 import { scalePart } from './parts/scale.js';
 import { renderBenchmarks } from './report/markdown.js';
 import { summaryTable } from './report/table.js';
@@ -30,6 +31,7 @@ const PARTS: Record<PartName, BenchPart> = {
   convergence: convergencePart,
   lapse: lapsePart,
   scale: scalePart,
+  regions: regionsPart,
 };
 
 const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');

@@ -22,6 +22,16 @@ export interface BenchSizes {
     connections: number;
     durationSecs: number;
   };
+  regions: {
+    /** POSTs in region 1, each timed to its upsert on a region-2 replica's watch stream. */
+    follows: number;
+    /** Holds of the region-2 → region-1 path, each timed until region 2's replica reports it. */
+    cuts: number;
+    /** Pools registered in region 3 for the drop-and-return rounds. */
+    pools: number;
+    /** Rounds of: cut region 3 until dropped, release, time until listed again. */
+    rounds: number;
+  };
 }
 
 export function benchSizes(env: NodeJS.ProcessEnv = process.env): BenchSizes {
@@ -33,6 +43,7 @@ export function benchSizes(env: NodeJS.ProcessEnv = process.env): BenchSizes {
       convergence: { registrations: 100 },
       lapse: { pools: 40, leaseSecs: 1, staggerMs: 10 },
       scale: { pools: 1_000, connections: 4, durationSecs: 2 },
+      regions: { follows: 20, cuts: 2, pools: 1_000, rounds: 1 },
     };
   }
   return {
@@ -41,5 +52,6 @@ export function benchSizes(env: NodeJS.ProcessEnv = process.env): BenchSizes {
     convergence: { registrations: 1_000 },
     lapse: { pools: 250, leaseSecs: 2, staggerMs: 10 },
     scale: { pools: 10_000, connections: 4, durationSecs: 10 },
+    regions: { follows: 200, cuts: 5, pools: 10_000, rounds: 2 },
   };
 }

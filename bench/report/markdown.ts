@@ -23,8 +23,9 @@ export function renderBenchmarks(run: BenchRun, { resultsFile, findings }: Rende
     '     bench/report/findings.md. Edit those, not this file. -->',
     '',
     `Measured on ${run.startedAt.slice(0, 10)} (${run.startedAt} to ${run.finishedAt}) with \`${run.command}\`: every part in one run, ` +
-      'side by side on one machine, all load on 127.0.0.1. Each part starts its own private `redis-server` and ' +
-      'its own replicas (the real binary, `bin/poolscope.js serve`, on the Redis store), and stops them.',
+      'side by side on one machine, all load on 127.0.0.1. Each part starts its own private `redis-server` (the regions ' +
+      'part one per region, with a TCP proxy standing for the WAN between them) and its own replicas (the real binary, ' +
+      '`bin/poolscope.js serve`, on the Redis store), and stops them.',
     '',
   ];
   if (run.quick) out.push('> **Quick run (`BENCH_QUICK=1`)**: small sizes, a smoke test of the suite; not the figures to quote.', '');
@@ -97,9 +98,9 @@ function reproduceSection(): string[] {
     '',
     '```sh',
     'npm ci',
-    'npm run bench                # every part, about 4 minutes here; writes bench/results/latest.json and this file',
+    'npm run bench                # every part, about 8 minutes here (regions about 4); writes bench/results/latest.json and this file',
     'BENCH_QUICK=1 npm run bench  # small sizes, about 1 minute: a smoke test (bench/results/quick.json only)',
-    'npm run bench:heartbeat      # one part (also bench:convergence, bench:lapse, bench:scale)',
+    'npm run bench:heartbeat      # one part (also bench:convergence, bench:lapse, bench:scale, bench:regions)',
     'npm run bench -- --render    # BENCHMARKS.md again from latest.json, after editing bench/report/findings.md',
     '```',
   ];
