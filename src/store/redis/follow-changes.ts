@@ -25,6 +25,7 @@ import { openRedisClient, type RedisClient } from './connection.js';
 import type { StoreKeys } from './keys.js';
 import { MalformedReplyError, parseChangeEntry } from './replies.js';
 import type { ReadScriptCommands, StreamEntryReply } from './scripts.js';
+import { compareStreamIds } from './snapshot.js';
 import type { RedisTarget } from './url.js';
 
 /** A stream id, or "0-0" for "before the first entry". */
@@ -96,9 +97,19 @@ export async function* followChanges(options: FollowChangesOptions): AsyncGenera
   }
 }
 
+/** How many XREADs wait on the blocking connection at once (see waitForAppend). */
+const QUEUED_READS = 2;
+
+interface QueuedRead {
+  from: string;
+  replies: Promise<[Error | null, unknown][] | null>;
+}
+
 /** The dedicated blocking connection; any failure ends it (and the follow). */
 class AppendWaker {
   private client: RedisClient | undefined;
+  /** Reads sent and not yet answered, oldest first. */
+  private readonly queued: QueuedRead[] = [];
   private ready: Promise<RedisClient> | undefined;
   /** The BLOCK of each XREAD, ms. */
   private readonly windowMs: number;
@@ -127,18 +138,17 @@ class AppendWaker {
   async waitForAppend(position: string): Promise<StreamEntryReply[]> {
     this.open();
     const client = await this.ready!;
-    const { keys, signal } = this.options;
+    const { signal } = this.options;
     while (!signal.aborted) {
+      // Two reads queued on the connection: while the reply of one travels back, the next already waits
+      // at Redis (it runs as soon as the first returns there), so no append finds Redis without a reader
+      // however long the path is. A read queued from an older position returns what was already taken
+      // too: only what lies after `position` counts.
+      while (this.queued.length < QUEUED_READS) this.queued.push(this.read(client, position));
+      const head = this.queued.shift()!;
       let replies: [Error | null, unknown][] | null;
       try {
-        replies = await withDeadline(
-          client
-            .pipeline()
-            .xread('COUNT', BATCH, 'BLOCK', this.windowMs, 'STREAMS', keys.changes, position)
-            .xrange(keys.changes, position, position)
-            .exec(),
-          this.replyDueMs,
-        );
+        replies = await withDeadline(head.replies, this.replyDueMs);
       } catch (error) {
         throw unavailable('waiting for changes', error);
       }
@@ -148,11 +158,25 @@ class AppendWaker {
       // null: the window passed with nothing new, and the reply proved the path alive. Nothing was
       // appended, so nothing was trimmed either: block again without reading.
       if (read === null) continue;
-      if (position === '0-0') return [];
-      if (!Array.isArray(range) || range.length === 0) throw new PositionLostError(position);
-      return entriesOf(read);
+      if (head.from === '0-0') return [];
+      if (!Array.isArray(range) || range.length === 0) throw new PositionLostError(head.from);
+      const entries = entriesOf(read).filter(([id]) => compareStreamIds(id, position) > 0);
+      if (entries.length > 0) return entries;
     }
     return [];
+  }
+
+  /** One XREAD BLOCK from `from`, with the XRANGE that proves `from` was not trimmed away behind it. */
+  private read(client: RedisClient, from: string): QueuedRead {
+    const { keys } = this.options;
+    const replies = client
+      .pipeline()
+      .xread('COUNT', BATCH, 'BLOCK', this.windowMs, 'STREAMS', keys.changes, from)
+      .xrange(keys.changes, from, from)
+      .exec();
+    // A read still queued when the follow ends fails with the connection; nobody awaits it then.
+    replies.catch(() => {});
+    return { from, replies };
   }
 
   close(): void {
@@ -165,8 +189,9 @@ class AppendWaker {
     const { target, commandTimeoutMs, logger } = this.options;
     const client = openRedisClient({
       target,
-      // ioredis's own bound on each reply (the XREAD's is due after its window), the backstop of withDeadline.
-      commandTimeoutMs: this.replyDueMs,
+      // ioredis's own bound on each reply, the backstop of withDeadline: a queued XREAD starts only when the
+      // one before it returned, so its reply may come a window later than its own.
+      commandTimeoutMs: this.replyDueMs + this.windowMs * (QUEUED_READS - 1),
       reconnect: false,
       lazyConnect: true,
       connectionName: 'poolscope:changes',
