@@ -3,11 +3,16 @@
 // on the store's main connection; when there is nothing new, an XREAD BLOCK on a dedicated connection
 // waits for the next entries and returns them as soon as they are appended: a push, so a change reaches
 // a follower one network delay after it was logged (not a wake-up plus another round trip, which over a
-// WAN triples it). Behind each XREAD the same connection sends `XRANGE position position` in one
-// pipeline: Redis runs it right after the XREAD replied, and a position still in the stream then was in
-// it when the XREAD read (trimming only drops the oldest entries, never brings one back), so nothing
-// between it and the XREAD's first entry was trimmed away. A position gone by then means the follower
-// re-reads a snapshot, as after any gap.
+// WAN triples it).
+//
+// Each XREAD reads from `$` (what is appended once it waits) and goes in one pipeline behind
+// `XREVRANGE + - COUNT 1`, the newest entry N just before it: Redis runs a client's pipelined commands back
+// to back, so nothing is appended between the two. N equal to the follower's position: the XREAD's
+// entries are exactly what follows it. N past the position: something was appended between two XREADs,
+// so the script reads from the position (exact, as above). N before the position it had when the pair
+// was sent: the log lost entries it held, so the follower re-reads a snapshot. Because each XREAD waits
+// for what comes after whatever is newest when it runs, several can be queued on the connection (see
+// QUEUED_READS): one always waits at Redis while the reply of the one before crosses the path.
 //
 // A held path (every byte held, the socket left open, as a WAN partition can look) never fails a read by
 // itself, and a BLOCK of its own keeps the connection silent by design, so silence cannot be told from
@@ -81,7 +86,7 @@ export async function* followChanges(options: FollowChangesOptions): AsyncGenera
       if (reply[0] === 0) throw new PositionLostError(position);
       yield* events(reply[1]);
       // Caught up: wait for what comes next and take it from the XREAD itself; a full batch may have more
-      // behind it, which the script reads next. At "0-0" the XREAD only wakes (its check needs the script).
+      // behind it, and entries that came between two XREADs are not in any: the script reads those.
       while (reply[1].length === 0 && !signal.aborted) {
         const pushed = await waker.waitForAppend(position);
         if (pushed.length === 0) break;
@@ -97,11 +102,17 @@ export async function* followChanges(options: FollowChangesOptions): AsyncGenera
   }
 }
 
-/** How many XREADs wait on the blocking connection at once (see waitForAppend). */
-const QUEUED_READS = 2;
+/**
+ * How many XREADs wait on the blocking connection at once (see waitForAppend). They run at Redis one after
+ * another, BLOCK_WINDOW_MS each, so Redis always has one waiting while the path's round trip is below
+ * (QUEUED_READS - 1) × BLOCK_WINDOW_MS: 450 ms, more than an ocean. Redis still runs one XREAD a window;
+ * the others wait in its input buffer.
+ */
+const QUEUED_READS = 4;
 
 interface QueuedRead {
-  from: string;
+  /** The follower's position when it was sent: the log held it then. */
+  sentAt: string;
   replies: Promise<[Error | null, unknown][] | null>;
 }
 
@@ -132,18 +143,14 @@ class AppendWaker {
 
   /**
    * The entries appended after `position`, once there are any (at most BATCH); none when the signal
-   * aborts, or at "0-0" (then the caller reads them with the script, which checks that position).
-   * Throws PositionLostError when `position` was trimmed away meanwhile.
+   * aborts, or when entries came between two XREADs (then the caller reads them with the script, which
+   * checks the position). Throws PositionLostError when the log lost entries the follower had read.
    */
   async waitForAppend(position: string): Promise<StreamEntryReply[]> {
     this.open();
     const client = await this.ready!;
     const { signal } = this.options;
     while (!signal.aborted) {
-      // Two reads queued on the connection: while the reply of one travels back, the next already waits
-      // at Redis (it runs as soon as the first returns there), so no append finds Redis without a reader
-      // however long the path is. A read queued from an older position returns what was already taken
-      // too: only what lies after `position` counts.
       while (this.queued.length < QUEUED_READS) this.queued.push(this.read(client, position));
       const head = this.queued.shift()!;
       let replies: [Error | null, unknown][] | null;
@@ -152,31 +159,33 @@ class AppendWaker {
       } catch (error) {
         throw unavailable('waiting for changes', error);
       }
-      const [[readError, read] = [null, null], [rangeError, range] = [null, null]] = replies ?? [];
-      const failed = readError ?? rangeError;
+      const [[newestError, newest] = [null, null], [readError, read] = [null, null]] = replies ?? [];
+      const failed = newestError ?? readError;
       if (failed || replies === null) throw unavailable('waiting for changes', failed ?? new Error('pipeline discarded'));
-      // null: the window passed with nothing new, and the reply proved the path alive. Nothing was
-      // appended, so nothing was trimmed either: block again without reading.
+      const newestId = newestIdOf(newest);
+      if (compareStreamIds(newestId, head.sentAt) < 0) throw new PositionLostError(head.sentAt);
+      // Appended between two XREADs: read it with the script, which checks the position.
+      if (compareStreamIds(newestId, position) > 0) return [];
+      // null: the window passed with nothing new, and the reply proved the path alive.
       if (read === null) continue;
-      if (head.from === '0-0') return [];
-      if (!Array.isArray(range) || range.length === 0) throw new PositionLostError(head.from);
+      // A read sent before the position moved may return what was already taken.
       const entries = entriesOf(read).filter(([id]) => compareStreamIds(id, position) > 0);
       if (entries.length > 0) return entries;
     }
     return [];
   }
 
-  /** One XREAD BLOCK from `from`, with the XRANGE that proves `from` was not trimmed away behind it. */
-  private read(client: RedisClient, from: string): QueuedRead {
+  /** One XREAD BLOCK from `$`, behind the XREVRANGE that names the newest entry just before it. */
+  private read(client: RedisClient, sentAt: string): QueuedRead {
     const { keys } = this.options;
     const replies = client
       .pipeline()
-      .xread('COUNT', BATCH, 'BLOCK', this.windowMs, 'STREAMS', keys.changes, from)
-      .xrange(keys.changes, from, from)
+      .xrevrange(keys.changes, '+', '-', 'COUNT', 1)
+      .xread('COUNT', BATCH, 'BLOCK', this.windowMs, 'STREAMS', keys.changes, '$')
       .exec();
     // A read still queued when the follow ends fails with the connection; nobody awaits it then.
     replies.catch(() => {});
-    return { from, replies };
+    return { sentAt, replies };
   }
 
   close(): void {
@@ -206,6 +215,13 @@ class AppendWaker {
     }
     return client;
   }
+}
+
+/** The id of an `XREVRANGE + - COUNT 1` reply's entry, "0-0" for an empty or missing stream. */
+function newestIdOf(reply: unknown): string {
+  if (!Array.isArray(reply)) throw new MalformedReplyError(`unexpected XREVRANGE reply: ${JSON.stringify(reply).slice(0, 200)}`);
+  const id = (reply[0] as [unknown] | undefined)?.[0];
+  return typeof id === 'string' ? id : '0-0';
 }
 
 /** The entries of an XREAD reply on one stream: [[stream, [[id, [field, value, ...]], ...]]]. */
