@@ -85,9 +85,11 @@ export async function* followChanges(options: FollowChangesOptions): AsyncGenera
       );
       if (reply[0] === 0) throw new PositionLostError(position);
       yield* events(reply[1]);
-      // Caught up: wait for what comes next and take it from the XREAD itself; a full batch may have more
-      // behind it, and entries that came between two XREADs are not in any: the script reads those.
-      while (reply[1].length === 0 && !signal.aborted) {
+      // A full batch may have more behind it: read on. Otherwise caught up as of this read: take what
+      // comes next from the XREADs themselves, until one sees entries that came between two XREADs (or
+      // a full batch), which the script reads.
+      if (reply[1].length === BATCH) continue;
+      while (!signal.aborted) {
         const pushed = await waker.waitForAppend(position);
         if (pushed.length === 0) break;
         yield* events(pushed);
@@ -104,11 +106,11 @@ export async function* followChanges(options: FollowChangesOptions): AsyncGenera
 
 /**
  * How many XREADs wait on the blocking connection at once (see waitForAppend). They run at Redis one after
- * another, BLOCK_WINDOW_MS each, so Redis always has one waiting while the path's round trip is below
- * (QUEUED_READS - 1) × BLOCK_WINDOW_MS: 450 ms, more than an ocean. Redis still runs one XREAD a window;
- * the others wait in its input buffer.
+ * another, a BLOCK window each (BLOCK_WINDOW_MS, which Redis ends on its next 100 ms tick), so Redis always
+ * has one waiting while the path's round trip is below (QUEUED_READS - 1) × BLOCK_WINDOW_MS: about a
+ * second, more than any ocean. Redis still runs one XREAD a window; the others wait in its input buffer.
  */
-const QUEUED_READS = 4;
+const QUEUED_READS = 8;
 
 interface QueuedRead {
   /** The follower's position when it was sent: the log held it then. */
@@ -198,9 +200,10 @@ class AppendWaker {
     const { target, commandTimeoutMs, logger } = this.options;
     const client = openRedisClient({
       target,
-      // ioredis's own bound on each reply, the backstop of withDeadline: a queued XREAD starts only when the
-      // one before it returned, so its reply may come a window later than its own.
-      commandTimeoutMs: this.replyDueMs + this.windowMs * (QUEUED_READS - 1),
+      // ioredis's own bound on each reply, only a backstop: the reply awaited is bounded by withDeadline, and
+      // a queued XREAD starts only when those before it returned (each a window, rounded up to Redis's
+      // 100 ms tick), so its reply may come that much later than it was sent.
+      commandTimeoutMs: this.replyDueMs + (this.windowMs + 100) * QUEUED_READS,
       reconnect: false,
       lazyConnect: true,
       connectionName: 'poolscope:changes',
