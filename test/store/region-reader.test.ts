@@ -292,9 +292,13 @@ describe('region reader across a WAN path', () => {
     // The round trip (2 × 150 ms) stays well under the command timeout.
     const reader = openReader(wanUrl(), prefix, 1000);
     const recorder = follow(reader, (await reader.snapshot()).position);
-    const warm = registration('warm');
-    await store.heartbeat(warm);
-    await recorder.untilUpsertOf(keyOf(warm));
+    // Two changes first: the follow's blocking connection takes a few delayed round trips to open, and
+    // its queue of XREADs one more to reach Redis; a change before then is read by the script instead.
+    for (const name of ['warm-1', 'warm-2']) {
+      const warm = registration(name);
+      await store.heartbeat(warm);
+      await recorder.untilUpsertOf(keyOf(warm));
+    }
 
     for (const name of ['first', 'second']) {
       const reg = registration(name);

@@ -15,11 +15,16 @@
 // works on Redis Cluster unchanged. If the log was trimmed past P0 during the read (only with a read
 // slower than a whole log's worth of changes), the read starts over.
 //
-// Then Redis's clock is read (nowMs) and every lease whose deadline is not after it is left out, swept
-// or not (docs/design.md "The store": a lapsed registration is never read). A pool hash expires at its
-// deadline, so most of them were never read, and a record taken from the log may have run out since.
-// Their lapse may still follow in the log, for a pool the snapshot does not hold: a follower ignores a
-// lapse of a pool it does not know.
+// A pool hash expires at its deadline (PEXPIREAT), so a lease that had run out when its step was read is
+// not in the snapshot, swept or not (docs/design.md "The store"); its lapse may still follow in the log,
+// for a pool the snapshot does not hold, and a follower ignores a lapse of a pool it does not know. No
+// record is left out for a deadline as of the end of the read, though: a record read earlier in the scan,
+// or taken from the log, carries the deadline of its last logged change or of its read, and a renewal
+// since (which logs nothing) may have moved it. Dropping such a record would lose a live pool until its
+// next content change; keeping one that did run out costs one lapse, which follows in the log. Only a
+// record whose deadline had passed when the read began (Redis TIME then) is left out: a hash that outlived
+// its deadline (written by a version that let hashes outlive leases), since a renewal after a deadline
+// is logged as a new lease, never silent.
 //
 // Every command here only reads (the read scripts are flagged no-writes), so a snapshot also works on a
 // read-only replica; the epoch is written only by the home region's store (EpochAccess).
@@ -73,7 +78,10 @@ export async function readSnapshot({ runner, keys, epoch, replicaLink }: ReadSna
   };
 
   for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
-    const before = await newestPosition();
+    const [before, startMs] = await runner.run('snapshot', async (client) => {
+      const [[newest], [seconds, micros]] = await Promise.all([client.xrevrange(keys.changes, '+', '-', 'COUNT', 1), client.time()]);
+      return [newest?.[0] ?? '0-0', Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)] as const;
+    });
     const records = await readLeases(runner, keys);
     const after = await newestPosition();
 
@@ -102,7 +110,7 @@ export async function readSnapshot({ runner, keys, epoch, replicaLink }: ReadSna
       Promise.all([client.time(), readEpoch(client, keys, epoch), replicaLink.check(client)]),
     );
     const nowMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-    const live = [...records.values()].filter((record) => record.deadlineMs > nowMs);
+    const live = [...records.values()].filter((record) => record.deadlineMs > startMs);
     return { records: live, position, nowMs, epoch: currentEpoch };
   }
   throw new StoreUnavailableError(`redis store: snapshot fell behind the change log ${ATTEMPTS} times`);
