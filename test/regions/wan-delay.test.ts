@@ -1,8 +1,7 @@
 // A change reaches another region only through Redis (docs/contract.md §7): replica B follows region A's
 // Redis across a TCP proxy that delays every chunk by 300 ms each way, so A's new pool shows on B no sooner
-// than the path can carry it, and it does arrive, one way later rather than a round trip or more: the
-// follower's XREAD already waits at A's Redis and its reply carries the change (a push, not a poll).
-// Replicas never talk to each other.
+// than the path can carry it, and it does arrive (how soon, one way later as a push, is measured by the
+// regions benchmark, not asserted in a timed test). Replicas never talk to each other.
 import { describe, expect, it } from 'vitest';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 import { waitFor } from '../support/wait.js';
@@ -35,9 +34,6 @@ describe('regions: a change crosses only through Redis', () => {
     const arrived = performance.now() - sent;
 
     expect(arrived).toBeGreaterThanOrEqual(DELAY_MS);
-    // One way (300 ms), plus B's own work and the 5 ms polls; a wake-up followed by a read would take a
-    // further round trip (600 ms).
-    expect(arrived).toBeLessThan(DELAY_MS + 2 * DELAY_MS);
     const list = await onB.list();
     expect(list.pools.find((p) => p.name === 'far-away')?.lease_regions).toEqual([A]);
     // A slow path is not a cut one: B still reads A in full.

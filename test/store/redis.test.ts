@@ -138,6 +138,37 @@ describe('redis store', () => {
     }
   });
 
+  it('keeps in a snapshot a pool renewed, silently, after its step was read', async () => {
+    const prefix = randomPrefix('silent');
+    // A lease shorter than the read of 3,000 pools: the renewed pool's hash is read with a deadline that
+    // passes before the read ends, while renewals (which log nothing) keep the lease itself live.
+    const [bulk, renewed, reader] = [openStore(prefix, 60_000), openStore(prefix, 40), openStore(prefix, 60_000)];
+    const pool = registration('renewed-every-5-ms');
+    let renewing = true;
+    const renewals = (async () => {
+      while (renewing) await Promise.all([renewed.heartbeat(pool), pause(5)]);
+    })();
+    try {
+      for (let i = 0; i < 3000; i += 250) {
+        await Promise.all(Array.from({ length: 250 }, (_, j) => bulk.heartbeat(registration(`bulk-${i + j}`))));
+      }
+      let outlasted = 0;
+      for (let attempt = 0; attempt < 10 && outlasted < 2; attempt += 1) {
+        const started = performance.now();
+        const snapshot = await reader.snapshot();
+        // Only meaningful when the read outlasted the lease: then a record's deadline as read has passed.
+        if (performance.now() - started < 40) continue;
+        outlasted += 1;
+        expect(snapshot.records.map((r) => r.key)).toContain(`us-east-1/llm/${pool.name}`);
+      }
+      expect(outlasted, 'snapshots that outlasted the lease').toBeGreaterThan(0);
+    } finally {
+      renewing = false;
+      await renewals;
+      await Promise.all([bulk.close(), renewed.close(), reader.close()]);
+    }
+  });
+
   it('refuses a pool key that is not well-formed Unicode (it could collide with another)', async () => {
     const store = openStore(randomPrefix(), 60_000);
     try {
