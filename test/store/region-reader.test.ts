@@ -306,10 +306,10 @@ describe('region reader across a WAN path', () => {
       await store.heartbeat(reg);
       await recorder.untilUpsertOf(keyOf(reg));
       const ms = performance.now() - sentAt;
-      // At least the wake-up's way back; at most that, one more XREAD there and back, and the read's
-      // round trip: a push, with nothing added for polling.
+      // At least one way; at most a few round trips even on a loaded machine, never a poll period (how
+      // soon exactly, one way, is measured by the regions benchmark).
       expect(ms).toBeGreaterThanOrEqual(delayMs);
-      expect(ms).toBeLessThan(6 * delayMs + 200);
+      expect(ms).toBeLessThan(8 * delayMs + 300);
     }
   });
 });
