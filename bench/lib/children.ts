@@ -63,3 +63,31 @@ export function outputOf(child: ChildProcess, what: string): Promise<string> {
     });
   });
 }
+
+/**
+ * The first IPC message from `child` that `match` accepts; rejects when the child exits first or nothing
+ * matching comes within 30 s (`what` and the child's stderr name the failure).
+ */
+export function childMessage<T>(child: ChildProcess, match: (message: unknown) => T | undefined, what: string, stderr: () => string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => finish(new Error(`${what} within 30 s: ${stderr()}`)), 30_000);
+    const onMessage = (message: unknown) => {
+      try {
+        const value = match(message);
+        if (value !== undefined) finish(undefined, value);
+      } catch (error) {
+        finish(error as Error);
+      }
+    };
+    const onExit = (code: number | null) => finish(new Error(`${what}: the process exited with ${code}: ${stderr()}`));
+    function finish(error?: Error, value?: T) {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      if (error) reject(error);
+      else resolve(value!);
+    }
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+  });
+}

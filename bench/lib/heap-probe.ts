@@ -2,7 +2,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { ProbeReply, ProbeRequest } from '../probes/heap-replica.js';
-import { spawnTracked, stopChild } from './children.js';
+import { childMessage, spawnTracked, stopChild } from './children.js';
 
 const PROBE = fileURLToPath(new URL('../probes/heap-replica.ts', import.meta.url));
 
@@ -36,20 +36,10 @@ export async function startHeapProbe(serveArgs: string[]): Promise<HeapProbe> {
 }
 
 function reply<T extends ProbeReply['type']>(child: ChildProcess, type: T, stderr: () => string): Promise<Extract<ProbeReply, { type: T }>> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => finish(new Error(`heap probe: no ${type} within 30 s: ${stderr()}`)), 30_000);
-    const onMessage = (message: ProbeReply) => {
-      if (message.type === type) finish(undefined, message as Extract<ProbeReply, { type: T }>);
-    };
-    const onExit = (code: number | null) => finish(new Error(`heap probe exited with ${code}: ${stderr()}`));
-    function finish(error?: Error, value?: Extract<ProbeReply, { type: T }>) {
-      clearTimeout(timer);
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-      if (error) reject(error);
-      else resolve(value!);
-    }
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-  });
+  return childMessage(
+    child,
+    (message) => ((message as ProbeReply).type === type ? (message as Extract<ProbeReply, { type: T }>) : undefined),
+    `heap probe: no ${type}`,
+    stderr,
+  );
 }

@@ -4,7 +4,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { WanReply, WanRequest } from '../probes/wan.js';
-import { spawnTracked, stopChild } from './children.js';
+import { childMessage, spawnTracked, stopChild } from './children.js';
 import type { TappedCommand } from './resp-tap.js';
 
 const PROBE = fileURLToPath(new URL('../probes/wan.ts', import.meta.url));
@@ -76,22 +76,15 @@ export async function startWan(): Promise<Wan> {
 }
 
 function reply(child: ChildProcess, id: number, stderr: () => string): Promise<WanReply> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => finish(new Error(`wan: no answer to request ${id} within 30 s: ${stderr()}`)), 30_000);
-    const onMessage = (message: WanReply) => {
-      if (message.id !== id) return;
-      if (message.error !== undefined) finish(new Error(`wan: ${message.error}`));
-      else finish(undefined, message);
-    };
-    const onExit = (code: number | null) => finish(new Error(`wan process exited with ${code}: ${stderr()}`));
-    function finish(error?: Error, value?: WanReply) {
-      clearTimeout(timer);
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-      if (error) reject(error);
-      else resolve(value!);
-    }
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-  });
+  return childMessage(
+    child,
+    (message) => {
+      const answer = message as WanReply;
+      if (answer.id !== id) return undefined;
+      if (answer.error !== undefined) throw new Error(`wan: ${answer.error}`);
+      return answer;
+    },
+    `wan: no answer to request ${id}`,
+    stderr,
+  );
 }
