@@ -5,7 +5,8 @@
 // follower, the read-changes script that then reads the entries), when it left, when its reply arrived
 // and whether the reply was empty (an XREAD BLOCK window that passed with nothing new). That is how the
 // benchmark tells where the time of a cross-region follow goes (docs/contract.md §7).
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
+import { listenOnLoopback } from '../../test/support/tcp-proxy.js';
 
 export interface TappedCommand {
   /** The tapped connection's number (in the order they were accepted). */
@@ -69,7 +70,7 @@ export async function startRespTap(target: { host: string; port: number }): Prom
       replies.push(chunk, performance.now());
     });
   });
-  await listen(server);
+  await listenOnLoopback(server);
   const address = server.address();
   if (address === null || typeof address !== 'object') throw new Error('the tap has no port');
   return {
@@ -166,14 +167,4 @@ class RespStream {
         return { value: this.decode ? (type + line).split(' ') : true, end: next };
     }
   }
-}
-
-function listen(server: Server): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
 }

@@ -27,7 +27,7 @@ export interface TcpProxy {
 export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy> {
   const state: ProxyState = { delayMs: 0, held: false, links: new Set() };
   const server = createServer({ allowHalfOpen: true }, (client) => state.links.add(new Link(client, options.target, state)));
-  await listen(server);
+  await listenOnLoopback(server);
   const address = server.address();
   if (address === null || typeof address !== 'object') throw new Error('the proxy has no port');
 
@@ -167,7 +167,8 @@ class Direction {
   }
 }
 
-function listen(server: Server): Promise<void> {
+/** Listen on a free port of 127.0.0.1; resolves once listening, rejects on a listen error. */
+export function listenOnLoopback(server: Server): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
