@@ -5,6 +5,7 @@
 // bench/report/findings.md), measuring nothing.
 //   BENCH_QUICK=1        small sizes: a smoke run while developing (never rewrites BENCHMARKS.md)
 //   BENCH_SKIP_BUILD=1   do not rebuild dist/ first (the replicas run the binary, which runs dist/)
+//   BENCH_SOAK_MINUTES=N the soak part's length (default 30, 3 with BENCH_QUICK=1; bench/parts/soak.ts)
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -22,6 +23,7 @@ import { lapsePart } from './parts/lapse.js';
 import type { BenchPart } from './parts/part.js';
 import { regionsPart } from './parts/regions.js';
 import { scalePart } from './parts/scale.js';
+import { soakPart } from './parts/soak.js';
 import { renderBenchmarks } from './report/markdown.js';
 import { summaryTable } from './report/table.js';
 import { PART_NAMES, type BenchRun, type PartName } from './report/types.js';
@@ -32,6 +34,7 @@ const PARTS: Record<PartName, BenchPart> = {
   lapse: lapsePart,
   scale: scalePart,
   regions: regionsPart,
+  soak: soakPart,
 };
 
 const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');

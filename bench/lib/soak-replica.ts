@@ -1,0 +1,83 @@
+// The real binary (bin/poolscope.js serve, running dist/) with bench/probes/heap-hook.ts preloaded, so its
+// heap can be read after full collections, and written as a heap snapshot, while it serves.
+import type { ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { REPO_ROOT } from '../../test/support/process.js';
+import { freePort } from '../../test/support/redis-server.js';
+import type { HookReply, HookRequest } from '../probes/heap-hook.js';
+import { childMessage, spawnTracked, stopChild } from './children.js';
+
+const HOOK = fileURLToPath(new URL('../probes/heap-hook.ts', import.meta.url));
+
+export type HeapReading = Extract<HookReply, { type: 'heap' }>;
+
+export interface SoakReplica {
+  url: string;
+  pid: number;
+  /** Heap after full collections, and the process's RSS at that moment. */
+  measure(): Promise<HeapReading>;
+  /** Writes a heap snapshot (after full collections) to `path`; resolves with the path written. */
+  writeSnapshot(path: string): Promise<string>;
+  /** Warnings and errors the replica logged (pino level ≥ 40), as parsed lines. */
+  problems(): Record<string, unknown>[];
+  stop(): Promise<void>;
+}
+
+export async function startSoakReplica(serveArgs: string[]): Promise<SoakReplica> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawnTracked(
+    process.execPath,
+    ['--expose-gc', '--import', 'tsx', '--import', HOOK, 'bin/poolscope.js', 'serve', ...serveArgs, `--listen=127.0.0.1:${port}`],
+    { cwd: REPO_ROOT, env: { ...process.env, POOLSCOPE_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
+  );
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
+  const problems: Record<string, unknown>[] = [];
+  let partial = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    const lines = (partial + chunk.toString()).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) {
+      try {
+        const parsed = JSON.parse(line) as Record<string, unknown>;
+        if (typeof parsed.level === 'number' && parsed.level >= 40 && problems.length < 200) problems.push(parsed);
+      } catch {
+        problems.push({ unparsed: line });
+      }
+    }
+  });
+  await untilHealthy(child, url, () => stderr);
+  const ask = <T extends HookReply['type']>(request: HookRequest, type: T) => {
+    const answer = childMessage(
+      child,
+      (message) => ((message as HookReply).type === type ? (message as Extract<HookReply, { type: T }>) : undefined),
+      `soak replica: no ${type} reply`,
+      () => stderr,
+    );
+    child.send(request);
+    return answer;
+  };
+  return {
+    url,
+    pid: child.pid!,
+    measure: () => ask({ type: 'measure' }, 'heap'),
+    writeSnapshot: async (path) => (await ask({ type: 'snapshot', path }, 'snapshot')).path,
+    problems: () => problems,
+    stop: () => stopChild(child, { graceMs: 5000 }),
+  };
+}
+
+async function untilHealthy(child: ChildProcess, url: string, stderr: () => string): Promise<void> {
+  const deadline = performance.now() + 30_000;
+  while (performance.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`soak replica exited with ${child.exitCode}: ${stderr()}`);
+    const status = await fetch(`${url}/healthz`).then(
+      (response) => response.status,
+      () => 0,
+    );
+    if (status === 200) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`soak replica on ${url} not healthy within 30 s: ${stderr()}`);
+}
