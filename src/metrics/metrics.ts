@@ -42,6 +42,22 @@ export class ServiceMetrics {
         for (const [state, n] of counts) this.set({ state }, n);
       },
     });
+    new Gauge({
+      name: 'poolscope_model_pools',
+      help: 'Listed pools (live and frontendless) this replica holds, by model.',
+      labelNames: ['model'],
+      registers,
+      collect() {
+        this.reset();
+        const counts = new Map<string, number>();
+        for (const context of metrics.join?.directory.contexts().values() ?? []) {
+          if (context.state !== 'live' && context.state !== 'frontendless') continue;
+          const model = context.registration?.model;
+          if (model !== undefined) counts.set(model, (counts.get(model) ?? 0) + 1);
+        }
+        for (const [model, n] of counts) this.set({ model }, n);
+      },
+    });
     this.heartbeats = new Counter({
       name: 'poolscope_heartbeats_total',
       help: 'POST /pools requests, by outcome (ok, invalid, unauthorized, unavailable).',
