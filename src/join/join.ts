@@ -8,7 +8,7 @@ import { frontendsOf, leaseRegions, NO_REGION, type PoolMode } from '../../machi
 import type { ListedPool, PoolDiscovery, PoolKey, PoolState, RegionStatus } from '../contract/index.js';
 import { LISTED_STATES, parsePoolKey } from '../contract/index.js';
 import type { PoolEndpoints, SliceSource } from '../kube/types.js';
-import type { DueLapse, LeaseEvent, LeaseReader, RegistrationStore, StoreSnapshot } from '../store/types.js';
+import type { DueLapse, LeaseEvent, LeaseReader, RegistrationStore, StoreSnapshot, StoreStats } from '../store/types.js';
 import type { BackoffOptions } from '../util/backoff.js';
 import { ListedView, type Completeness } from './listed-view.js';
 import { PoolDirectory, type PoolSnapshot } from './pool-directory.js';
@@ -170,10 +170,22 @@ export class Join {
     return this.sources.ready;
   }
 
+  /** The counters of every store this replica reads (its own and each followed region's), summed, for /metrics. */
+  storeStats(): StoreStats {
+    const stores = [this.options.store, ...(this.options.regions?.followed ?? []).map((r) => r.store)];
+    const total: StoreStats = { reconnects: 0, unreadableEntries: 0 };
+    for (const stats of stores.map((store) => store.stats?.())) {
+      total.reconnects += stats?.reconnects ?? 0;
+      total.unreadableEntries += stats?.unreadableEntries ?? 0;
+    }
+    return total;
+  }
+
   /** The store this replica writes to answered the last read (/healthz). */
   get storeReadable(): { ok: boolean; reason?: string } {
-    // A store that has failed every read since start cannot be read either (not only after a first success).
-    if (!this.home.failing) return { ok: true };
+    // Readable only once a read succeeded: before the first one it cannot be told from one that never
+    // will (docs/contract.md §5); afterwards, until a read fails.
+    if (this.home.status.readable) return { ok: true };
     return { ok: false, reason: this.sources.get(this.sourceName(this.home))?.reason ?? 'store cannot be read' };
   }
 

@@ -1,6 +1,7 @@
 // Follows one store: a full snapshot, then the change log from the snapshot's position, into the pool
 // actors. Re-reads a snapshot when the log no longer reaches back (PositionLostError) and, after any
-// other failure, once a backoff has passed; meanwhile the view stays as it was, marked incomplete
+// other failure, once a backoff has passed (0.25 s doubling to 2 s, jittered) or as soon as the store
+// answers any command again, whichever comes first; meanwhile the view stays as it was, marked incomplete
 // (self-preservation: an outage of the store is not an outage of the pools, so nothing lapses locally).
 // On a timer it also sweeps the store it owns (the home region's: lapses logged on the store's clock)
 // or, for a store it only follows, reads the leases whose deadline passed there (docs/design.md "Scale
@@ -38,6 +39,12 @@ export interface StoreFeedOptions {
 /** How long past its deadline a followed store's lease counts as lapsed (see StoreFeedOptions.dueGraceMs). */
 export const DEFAULT_DUE_GRACE_MS = 1000;
 
+/**
+ * Re-reads after a failure: capped at 2 s, so a store that answers again is read within 2 s even after a
+ * long outage (docs/design.md "The store"); jittered below the cap, so replicas do not all come at once.
+ */
+export const STORE_BACKOFF: BackoffOptions = { initialMs: 250, maxMs: 2000, jitterBelowCap: true };
+
 export class StoreFeed {
   private readonly abort = new AbortController();
   private readonly backoff: Backoff;
@@ -51,7 +58,7 @@ export class StoreFeed {
   lastReadAtMs: number | undefined;
 
   constructor(private readonly options: StoreFeedOptions) {
-    this.backoff = new Backoff(options.backoff);
+    this.backoff = new Backoff(options.backoff ?? STORE_BACKOFF);
   }
 
   start(): void {
@@ -136,10 +143,21 @@ export class StoreFeed {
         sink.status(false, reason);
         const delay = this.backoff.next();
         logger.warn({ err: errorMessage(error), retry_in_ms: delay }, 'store cannot be read; keeping the last view');
-        await sleep(delay, signal);
+        await this.backoffSleep(delay, signal);
       } finally {
         signal.removeEventListener('abort', endRound);
       }
+    }
+  }
+
+  /** The backoff, cut short when the store answers a command again (a heartbeat, a sweep). */
+  private async backoffSleep(delay: number, signal: AbortSignal): Promise<void> {
+    const answered = new AbortController();
+    const unsubscribe = this.options.store.onAvailable?.(() => answered.abort());
+    try {
+      await sleep(delay, AbortSignal.any([signal, answered.signal]));
+    } finally {
+      unsubscribe?.();
     }
   }
 }

@@ -1,6 +1,6 @@
 // A RegistrationStore that times every command it forwards (poolscope_store_command_seconds) and
 // reports the heartbeats it took (the /debug lease countdown). The watch stream is long-lived, so it is
-// forwarded untimed.
+// forwarded untimed; so are the store's own counters and its availability signal.
 import type { HeartbeatResult, RegistrationStore } from '../store/types.js';
 
 export interface InstrumentedStoreOptions {
@@ -40,6 +40,8 @@ export function instrumentStore(options: InstrumentedStoreOptions): Registration
     watch: (position, signal) => store.watch(position, signal),
     sweep: () => timed('sweep', () => store.sweep()),
     dueLapses: (graceMs) => timed('due', () => store.dueLapses(graceMs)),
+    ...(store.onAvailable ? { onAvailable: store.onAvailable.bind(store) } : {}),
+    ...(store.stats ? { stats: store.stats.bind(store) } : {}),
     close: () => store.close(),
   };
 }

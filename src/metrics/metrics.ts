@@ -133,6 +133,27 @@ export class ServiceMetrics {
       labelNames: ['region'],
       registers,
     });
+    // The stores count these themselves (every region's store, summed); read when scraped.
+    const storeCounter = (name: string, help: string, read: (join: Join) => number) =>
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          this.reset();
+          this.inc(metrics.join ? read(metrics.join) : 0);
+        },
+      });
+    storeCounter(
+      'poolscope_store_reconnects_total',
+      'Times a store connection was opened again after it was lost or dropped as dead (a command timed out on it).',
+      (join) => join.storeStats().reconnects,
+    );
+    storeCounter(
+      'poolscope_store_unreadable_entries_total',
+      'Store entries this version cannot read (a change log entry, a pool hash), each logged and skipped.',
+      (join) => join.storeStats().unreadableEntries,
+    );
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
 

@@ -86,7 +86,23 @@ export interface LeaseReader {
    * due lease is returned (Redis reads them in pages of 10,000, one short script call each).
    */
   dueLapses(graceMs?: number): Promise<DueLapse[]>;
+  /**
+   * Calls `listener` each time the store answers again after a failed command (a heartbeat or a sweep
+   * counts), so a feed waiting out its backoff reads at once. Returns the unsubscribe function. A store
+   * that cannot fail has none.
+   */
+  onAvailable?(listener: () => void): () => void;
+  /** What the store counted since it was opened (for /metrics); a store with nothing to count has none. */
+  stats?(): StoreStats;
   close(): Promise<void>;
+}
+
+/** Counters a store keeps (docs/operations.md "Metrics"). */
+export interface StoreStats {
+  /** Attempts to open a connection again after one was lost or dropped as dead. */
+  reconnects: number;
+  /** Entries this version cannot read (a change log entry, a pool's hash), each skipped (docs/contract.md §8). */
+  unreadableEntries: number;
 }
 
 /** The home region's store: a LeaseReader that also takes heartbeats and sweeps. */

@@ -107,6 +107,23 @@ describe('tcp proxy', () => {
     await waitFor(() => late.received() === 'late;', { message: 'the late connection' });
   });
 
+  it('blackholes the connections of the moment, open and silent, while new ones pass', async () => {
+    proxy = await startTcpProxy({ target: { host: '127.0.0.1', port: echoPort } });
+    const old = await open();
+    await roundTrip(old, 'before;');
+    expect(proxy.blackholeExisting()).toBe(1);
+    old.socket.write('lost;');
+    const fresh = await open();
+    await roundTrip(fresh, 'fresh;');
+    // The fresh round trip proves the path carries bytes; the old connection got none of its own back.
+    expect(old.received()).toBe('before;');
+    expect(old.closed()).toBe(false);
+    // A release ends holds, not blackholes.
+    proxy.release();
+    await roundTrip(fresh, 'again;');
+    expect(old.received()).toBe('before;');
+  });
+
   it('drops the connections of the moment on reset, while new ones pass', async () => {
     proxy = await startTcpProxy({ target: { host: '127.0.0.1', port: echoPort } });
     const [first, second] = [await open(), await open()];

@@ -1,8 +1,10 @@
 // A TCP proxy standing for a WAN path in tests (no `tc netem` here: docs/design.md "Scale and regions").
 // It listens on 127.0.0.1 and a free port and forwards every connection to one target, with faults
 // a test switches on and off: a delay on every chunk each way (order kept), a hold that forwards nothing
-// while every socket stays open (a partition that looks half-open: no FIN, no RST, nothing), and a reset
-// that drops the connections of the moment while new ones still pass.
+// while every socket stays open (a partition that looks half-open: no FIN, no RST, nothing), a blackhole
+// of the connections of the moment (their bytes dropped, their sockets left open, as behind a dead NAT
+// entry or a frozen peer) while new connections pass, and a reset that drops the connections of the
+// moment while new ones still pass.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
 export interface TcpProxyOptions {
@@ -18,6 +20,12 @@ export interface TcpProxy {
   hold(): void;
   /** Forward again, the bytes held first, in order. */
   release(): void;
+  /**
+   * Every current connection forwards nothing from now on, either way, for good: its bytes are dropped
+   * and its sockets stay open (no FIN, no RST), as on a half-open path. New connections pass. Returns how
+   * many connections it caught.
+   */
+  blackholeExisting(): number;
   /** Destroy every current connection (both sides, with RST); new connections still pass. */
   reset(): void;
   /** Stop listening and destroy every connection. */
@@ -43,6 +51,10 @@ export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy>
     release() {
       state.held = false;
       for (const link of state.links) link.pump();
+    },
+    blackholeExisting() {
+      for (const link of state.links) link.blackhole();
+      return state.links.size;
     },
     reset() {
       for (const link of [...state.links]) link.destroy();
@@ -74,6 +86,8 @@ class Link {
   private destroyed = false;
   /** One side closed during a hold: the other learns of it only when the hold ends, as over a real path. */
   private closeHeld = false;
+  /** Blackholed: nothing passes any more, nothing closes (until the proxy closes). */
+  private dead = false;
 
   constructor(
     private readonly client: Socket,
@@ -92,13 +106,25 @@ class Link {
     }
   }
 
+  /** Drop whatever is queued or comes later, both ways; keep both sockets open. */
+  blackhole(): void {
+    this.dead = true;
+    this.toTarget.stop();
+    this.toClient.stop();
+    this.toTarget.blackholed = true;
+    this.toClient.blackholed = true;
+  }
+
   pump(): void {
+    if (this.dead) return;
     if (this.closeHeld && !this.state.held) return this.destroy();
     this.toTarget.pump();
     this.toClient.pump();
   }
 
   private closed(): void {
+    // Behind a blackhole the other side never hears of it (the proxy's close() still destroys both).
+    if (this.dead) return;
     if (this.state.held) this.closeHeld = true;
     else this.destroy();
   }
@@ -122,6 +148,8 @@ class Direction {
   private readonly queue: Pending[] = [];
   private timer: NodeJS.Timeout | undefined;
   private ended = false;
+  /** Bytes that arrive are dropped. */
+  blackholed = false;
 
   constructor(
     from: Socket,
@@ -129,10 +157,12 @@ class Direction {
     private readonly state: ProxyState,
   ) {
     from.on('data', (chunk: Buffer) => {
+      if (this.blackholed) return;
       this.queue.push({ chunk, dueAt: Date.now() + this.state.delayMs });
       this.pump();
     });
     from.on('end', () => {
+      if (this.blackholed) return;
       this.ended = true;
       this.pump();
     });

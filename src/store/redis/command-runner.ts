@@ -1,6 +1,9 @@
 // Runs store commands against Redis within the command timeout, turns every failure into a
 // StoreUnavailableError (POST /pools answers 503 with it) and logs each change of Redis's availability
-// once, not once per failed command.
+// once, not once per failed command. A command that times out on a connection that counts as ready
+// means the connection is dead (a half-open path, a frozen Redis): it is dropped and ioredis opens a new
+// one (through Sentinel, asking the sentinels for the master again), instead of failing every later
+// command on it too (docs/design.md "The store").
 import type { Logger } from 'pino';
 import { StoreUnavailableError } from '../types.js';
 import type { RedisClient } from './connection.js';
@@ -13,28 +16,66 @@ export interface CommandRunnerOptions {
   description: string;
 }
 
+/** A command (or the wait for a connection) that did not answer within its bound. */
+export class DeadlineError extends Error {
+  override readonly name = 'DeadlineError';
+}
+
 /** Redis errors that say "not now" rather than "this command is wrong". */
 const TRANSIENT_REPLY = /^(LOADING|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|BUSY|NOREPLICAS|MOVED|ASK)\b/;
 
 export class CommandRunner {
   private available: boolean | undefined;
   private readyWait: Promise<void> | undefined;
+  private readonly availableListeners = new Set<() => void>();
+  /** Counts the client's connections (each 'ready'), so a timeout drops only the connection it happened on. */
+  private connection = 0;
 
-  constructor(private readonly options: CommandRunnerOptions) {}
+  constructor(private readonly options: CommandRunnerOptions) {
+    options.client.on('ready', () => {
+      this.connection += 1;
+    });
+  }
 
   /** `command` is sent once the client is ready; the whole call takes at most the command timeout. */
   async run<T>(what: string, command: (client: RedisClient) => Promise<T>): Promise<T> {
     const { commandTimeoutMs } = this.options;
     const deadline = performance.now() + commandTimeoutMs;
+    let sentOn: number | undefined;
     try {
       const { status } = this.options.client;
       if (status !== 'ready') await withDeadline(this.whenReady(), commandTimeoutMs, `not connected (${status})`);
+      sentOn = this.connection;
       const result = await withDeadline(command(this.options.client), deadline - performance.now());
       this.succeeded();
       return result;
     } catch (error) {
+      if (sentOn !== undefined && isTimeout(error)) this.dropIfConnected(what, sentOn);
       throw this.failed(what, error);
     }
+  }
+
+  /** `listener` is called each time a command succeeds after a failure. Returns the unsubscribe function. */
+  onAvailable(listener: () => void): () => void {
+    this.availableListeners.add(listener);
+    return () => {
+      this.availableListeners.delete(listener);
+    };
+  }
+
+  /**
+   * A command timed out on a connection that counts as ready: nothing comes back on it, so drop it and let
+   * ioredis reconnect on its backoff. A connection still being opened is ioredis's own to time out.
+   */
+  private dropIfConnected(what: string, sentOn: number): void {
+    const { client, logger, description, commandTimeoutMs } = this.options;
+    // Already replaced (or being replaced): the connection it was sent on is gone.
+    if (client.status !== 'ready' || this.connection !== sentOn) return;
+    logger.warn(
+      { redis: description, command: what, timeout_ms: commandTimeoutMs },
+      'redis connection answered nothing within the command timeout; dropping it and reconnecting',
+    );
+    client.disconnect(true);
   }
 
   /** One wait for `ready` shared by every command issued meanwhile (not one listener each). */
@@ -46,10 +87,11 @@ export class CommandRunner {
   }
 
   private succeeded(): void {
-    if (this.available === false) {
-      this.options.logger.info({ redis: this.options.description }, 'redis store is available again');
-    }
+    const recovered = this.available === false;
     this.available = true;
+    if (!recovered) return;
+    this.options.logger.info({ redis: this.options.description }, 'redis store is available again');
+    for (const listener of [...this.availableListeners]) listener();
   }
 
   private failed(what: string, error: unknown): StoreUnavailableError {
@@ -85,14 +127,21 @@ export function waitUntilReady(client: RedisClient): Promise<void> {
   });
 }
 
-/** The promise, or a rejection once `ms` have passed (ioredis's own command timeout is the backstop). */
-export function withDeadline<T>(promise: Promise<T>, ms: number, reason = 'Command timed out'): Promise<T> {
+/** ioredis's own command timeout (the backstop behind withDeadline) says this. */
+const IOREDIS_TIMEOUT = 'Command timed out';
+
+function isTimeout(error: unknown): boolean {
+  return error instanceof DeadlineError || (error instanceof Error && error.message === IOREDIS_TIMEOUT);
+}
+
+/** The promise, or a DeadlineError once `ms` have passed (ioredis's own command timeout is the backstop). */
+export function withDeadline<T>(promise: Promise<T>, ms: number, reason = IOREDIS_TIMEOUT): Promise<T> {
   if (ms <= 0) {
     promise.catch(() => {});
-    return Promise.reject(new Error(reason));
+    return Promise.reject(new DeadlineError(reason));
   }
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(reason)), ms);
+    const timer = setTimeout(() => reject(new DeadlineError(reason)), ms);
     promise.then(
       (value) => {
         clearTimeout(timer);

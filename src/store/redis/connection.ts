@@ -1,7 +1,9 @@
 // Opens ioredis clients for a parsed --redis-url. Every client fails fast: no offline queue (a command
 // issued while disconnected is refused at once instead of piling up for a Redis that may never come
 // back), no resending of commands that were in flight when the connection dropped, and every command
-// bounded by the command timeout. Reconnection is ioredis's own, on the service's backoff.
+// bounded by the command timeout. Reconnection is ioredis's own, on a short backoff (0.1 s doubling to
+// 2 s, jittered): a connection is dropped as soon as it is found dead, so the next one must come soon
+// (docs/design.md "The store"). Through Sentinel every reconnection asks the sentinels for the master.
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { Backoff } from '../../util/backoff.js';
 import type { RedisTarget } from './url.js';
@@ -21,11 +23,11 @@ export interface OpenRedisClientOptions {
    */
   socketTimeoutMs?: number;
   /**
-   * true: reconnect after a loss, 0.8 s doubling to 30 s with jitter. false: a loss ends the client for
-   * good (the change log follower opens a fresh one and re-checks its position instead).
+   * true: reconnect after a loss, 0.1 s doubling to `reconnectMaxMs` with jitter. false: a loss ends the
+   * client for good (the change log follower opens a fresh one and re-checks its position instead).
    */
   reconnect: boolean;
-  /** The longest reconnect delay (default 30 s). */
+  /** The longest reconnect delay (default RECONNECT_MAX_MS, 2 s). */
   reconnectMaxMs?: number;
   /** Connect on the first command or connect() rather than at once. */
   lazyConnect?: boolean;
@@ -90,9 +92,17 @@ export function openRedisClient(options: OpenRedisClientOptions): RedisClient {
   }
 }
 
-/** ioredis counts attempts from 1 after each successful connection; the delays restart with it. */
-export function reconnectDelays(random: () => number = Math.random, maxMs?: number): (attempt: number) => number {
-  const backoff = new Backoff({ random, ...(maxMs !== undefined ? { maxMs, initialMs: Math.min(800, maxMs / 4) } : {}) });
+/** The longest wait between two reconnection attempts of a store's connection. */
+export const RECONNECT_MAX_MS = 2000;
+/** The first reconnection attempt after a loss comes this soon (plus jitter). */
+const RECONNECT_FIRST_MS = 100;
+
+/**
+ * ioredis counts attempts from 1 after each successful connection; the delays restart with it. 0.1 s
+ * doubling to `maxMs` (default 2 s), jittered (below the cap once there, so replicas spread out).
+ */
+export function reconnectDelays(random: () => number = Math.random, maxMs = RECONNECT_MAX_MS): (attempt: number) => number {
+  const backoff = new Backoff({ random, initialMs: Math.min(RECONNECT_FIRST_MS, maxMs), maxMs, jitterBelowCap: true });
   return (attempt) => {
     if (attempt <= 1) backoff.reset();
     return backoff.next();

@@ -28,7 +28,7 @@ import type { CommandRunner } from './command-runner.js';
 import { waitUntilReady, withDeadline } from './command-runner.js';
 import { openRedisClient, type RedisClient } from './connection.js';
 import type { StoreKeys } from './keys.js';
-import { MalformedReplyError, parseChangeEntry } from './replies.js';
+import { MalformedReplyError, readEntry, type UnreadableEntry } from './replies.js';
 import type { ReadScriptCommands, StreamEntryReply } from './scripts.js';
 import { compareStreamIds } from './snapshot.js';
 import type { RedisTarget } from './url.js';
@@ -51,10 +51,13 @@ export interface FollowChangesOptions {
   logger: Logger;
   position: string;
   signal: AbortSignal;
+  /** An entry this version cannot read: logged and counted, then skipped (see RedisSession). */
+  skipUnreadable: (entry: UnreadableEntry) => void;
 }
 
+
 export async function* followChanges(options: FollowChangesOptions): AsyncGenerator<LeaseEvent, void, undefined> {
-  const { runner, keys, signal, logger } = options;
+  const { runner, keys, signal } = options;
   if (!STREAM_ID.test(options.position)) throw new PositionLostError(options.position);
   let position = options.position;
   const waker = new AppendWaker(options);
@@ -65,17 +68,11 @@ export async function* followChanges(options: FollowChangesOptions): AsyncGenera
   function* events(entries: readonly StreamEntryReply[]): Generator<LeaseEvent> {
     for (const entry of entries) {
       if (signal.aborted) return;
-      let event: LeaseEvent;
-      try {
-        event = parseChangeEntry(entry);
-      } catch (error) {
-        if (!(error instanceof MalformedReplyError)) throw error;
-        // Skipping it would lose a change; a snapshot taken now is past it.
-        logger.error({ err: error.message, position: entry[0] }, 'unreadable change log entry; re-reading a snapshot');
-        throw new PositionLostError(position);
-      }
-      position = event.position;
-      yield event;
+      const event = readEntry(entry, options.skipUnreadable);
+      // An unreadable entry is skipped, and the position moves past it all the same: what it would have
+      // changed is one pool at most, and re-reading cannot make it readable (docs/contract.md §8).
+      position = event?.position ?? entry[0];
+      if (event) yield event;
     }
   }
   try {

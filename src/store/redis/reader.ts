@@ -4,7 +4,7 @@
 // read, never created. The home region's store (store.ts) reads through the same class, on its own
 // read-write connection.
 import type { Logger } from 'pino';
-import type { DueLapse, LeaseEvent, LeaseReader, StoreSnapshot } from '../types.js';
+import type { DueLapse, LeaseEvent, LeaseReader, StoreSnapshot, StoreStats } from '../types.js';
 import { withDeadline } from './command-runner.js';
 import type { RedisClient } from './connection.js';
 import { readDueLapses } from './due-lapses.js';
@@ -57,18 +57,19 @@ export class RedisLeaseReader implements LeaseReader {
 
   /** Consistent with its position without blocking Redis: see snapshot.ts. */
   snapshot(): Promise<StoreSnapshot> {
-    const { runner, keys } = this.session;
-    return readSnapshot({ runner, keys, epoch: this.epoch, replicaLink: this.replicaLink });
+    const { runner, keys, skipUnreadable } = this.session;
+    return readSnapshot({ runner, keys, epoch: this.epoch, replicaLink: this.replicaLink, skipUnreadable });
   }
 
   watch(position: string, signal: AbortSignal): AsyncIterable<LeaseEvent> {
-    const { runner, keys, target, commandTimeoutMs, logger } = this.session;
+    const { runner, keys, target, commandTimeoutMs, logger, skipUnreadable } = this.session;
     return followChanges({
       runner,
       keys,
       target,
       commandTimeoutMs,
       logger,
+      skipUnreadable,
       position,
       signal: AbortSignal.any([signal, this.closing.signal]),
     });
@@ -78,6 +79,14 @@ export class RedisLeaseReader implements LeaseReader {
   dueLapses(graceMs = 0): Promise<DueLapse[]> {
     const { runner, keys } = this.session;
     return readDueLapses({ runner, keys, replicaLink: this.replicaLink, graceMs });
+  }
+
+  onAvailable(listener: () => void): () => void {
+    return this.session.runner.onAvailable(listener);
+  }
+
+  stats(): StoreStats {
+    return { ...this.session.stats };
   }
 
   async close(): Promise<void> {

@@ -1,11 +1,26 @@
-// Turns script replies (change log entries, snapshot records) into the store's types. A reply that does
-// not parse is an error, never skipped: the follower re-reads a snapshot instead of missing a change.
+// Turns script replies (change log entries, snapshot records) into the store's types. An entry this
+// version cannot read (a change log entry, a pool's hash, whoever wrote it) is a MalformedReplyError;
+// the reader skips that one entry, logs and counts it (docs/contract.md §8), and reads on.
 import type { Registration } from '../../contract/index.js';
 import type { DueLapse, LeaseEvent, LeaseRecord } from '../types.js';
 import type { DueReply, SnapshotRecordReply, StreamEntryReply } from './scripts.js';
 
 export class MalformedReplyError extends Error {
   override readonly name = 'MalformedReplyError';
+}
+
+/** Where an unreadable entry was found: a change log entry (its stream id) or a pool's hash (its key). */
+export type UnreadableEntry = { streamId: string; err: string } | { pool: string; err: string };
+
+/** The entry's event, or undefined (reported to `skip`) when this version cannot read it. */
+export function readEntry(entry: StreamEntryReply, skip: (entry: UnreadableEntry) => void): LeaseEvent | undefined {
+  try {
+    return parseChangeEntry(entry);
+  } catch (error) {
+    if (!(error instanceof MalformedReplyError)) throw error;
+    skip({ streamId: String(entry[0]), err: error.message });
+    return undefined;
+  }
 }
 
 export function parseChangeEntry([position, fieldList]: StreamEntryReply): LeaseEvent {

@@ -2,9 +2,11 @@
 // the scripts defined on the client and the runner that bounds each command. The home region's store
 // and a follower's reader each open one (with the scripts they may run) and share everything else.
 import type { Logger } from 'pino';
+import type { StoreStats } from '../types.js';
 import { CommandRunner } from './command-runner.js';
 import { openRedisClient, type RedisClient } from './connection.js';
 import { createStoreKeys, type StoreKeys } from './keys.js';
+import type { UnreadableEntry } from './replies.js';
 import { describeRedisTarget, parseRedisUrl, type RedisTarget } from './url.js';
 
 export interface RedisSessionOptions<C extends RedisClient> {
@@ -19,7 +21,7 @@ export interface RedisSessionOptions<C extends RedisClient> {
   connectionName: string;
   /** See OpenRedisClientOptions.autoPipelining. */
   autoPipelining: boolean;
-  /** The longest reconnect delay (default 30 s). */
+  /** The longest reconnect delay (default 2 s, RECONNECT_MAX_MS). */
   reconnectMaxMs?: number;
   /** defineStoreScripts or defineReadScripts: which scripts this connection may run. */
   defineScripts: (client: RedisClient) => C;
@@ -34,6 +36,10 @@ export interface RedisSession<C extends RedisClient> {
   readonly runner: CommandRunner;
   readonly commandTimeoutMs: number;
   readonly logger: Logger;
+  /** Counted on this session's connection and by what reads through it. */
+  readonly stats: StoreStats;
+  /** An entry this version cannot read was skipped: log it (warn) and count it (docs/contract.md §8). */
+  skipUnreadable(entry: UnreadableEntry): void;
 }
 
 export function openRedisSession<C extends RedisClient>(options: RedisSessionOptions<C>): RedisSession<C> {
@@ -60,6 +66,19 @@ export function openRedisSession<C extends RedisClient>(options: RedisSessionOpt
   // Without a listener, ioredis's connection errors would be unhandled 'error' events; the runner logs
   // what matters (each change of availability) from the commands' outcomes.
   client.on('error', (error: Error) => logger.debug({ err: error.message }, 'redis connection error'));
+  const stats: StoreStats = { reconnects: 0, unreadableEntries: 0 };
+  // ioredis emits 'reconnecting' once per attempt it schedules after a connection was lost or dropped.
+  client.on('reconnecting', () => {
+    stats.reconnects += 1;
+  });
   const runner = new CommandRunner({ client, commandTimeoutMs, logger, description });
-  return { target, description, keys, client, runner, commandTimeoutMs, logger };
+  const skipUnreadable = (entry: UnreadableEntry) => {
+    stats.unreadableEntries += 1;
+    if ('streamId' in entry) {
+      logger.warn({ redis: description, stream_id: entry.streamId, err: entry.err }, 'unreadable change log entry skipped');
+    } else {
+      logger.warn({ redis: description, pool: entry.pool, err: entry.err }, 'unreadable pool entry skipped');
+    }
+  };
+  return { target, description, keys, client, runner, commandTimeoutMs, logger, stats, skipUnreadable };
 }

@@ -36,7 +36,7 @@ import type { CommandRunner } from './command-runner.js';
 import type { RedisClient } from './connection.js';
 import type { StoreKeys } from './keys.js';
 import type { ReplicaLink } from './replica-link.js';
-import { parseChangeEntry, parseSnapshotRecord } from './replies.js';
+import { MalformedReplyError, parseSnapshotRecord, readEntry, type UnreadableEntry } from './replies.js';
 import type { ReadScriptCommands } from './scripts.js';
 
 /** Members per ZSCAN step and hashes per round trip. */
@@ -67,11 +67,13 @@ export interface ReadSnapshotOptions {
   keys: StoreKeys;
   epoch: EpochAccess;
   replicaLink: ReplicaLink;
+  /** A pool hash or log entry this version cannot read: logged and counted, that one pool skipped. */
+  skipUnreadable: (entry: UnreadableEntry) => void;
 }
 
 type ReadClient = RedisClient & ReadScriptCommands;
 
-export async function readSnapshot({ runner, keys, epoch, replicaLink }: ReadSnapshotOptions): Promise<StoreSnapshot> {
+export async function readSnapshot({ runner, keys, epoch, replicaLink, skipUnreadable }: ReadSnapshotOptions): Promise<StoreSnapshot> {
   const newestPosition = async () => {
     const [newest] = await runner.run('snapshot', (client) => client.xrevrange(keys.changes, '+', '-', 'COUNT', 1));
     return newest?.[0] ?? '0-0';
@@ -82,7 +84,7 @@ export async function readSnapshot({ runner, keys, epoch, replicaLink }: ReadSna
       const [[newest], [seconds, micros]] = await Promise.all([client.xrevrange(keys.changes, '+', '-', 'COUNT', 1), client.time()]);
       return [newest?.[0] ?? '0-0', Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)] as const;
     });
-    const records = await readLeases(runner, keys);
+    const records = await readLeases(runner, keys, skipUnreadable);
     const after = await newestPosition();
 
     let position = before;
@@ -97,10 +99,10 @@ export async function readSnapshot({ runner, keys, epoch, replicaLink }: ReadSna
       }
       if (reply[1].length === 0) break;
       for (const entry of reply[1]) {
-        const event = parseChangeEntry(entry);
-        if (event.type === 'upsert') records.set(event.record.key, event.record);
-        else records.delete(event.key);
-        position = event.position;
+        position = entry[0];
+        const event = readEntry(entry, skipUnreadable);
+        if (event?.type === 'upsert') records.set(event.record.key, event.record);
+        else if (event?.type === 'lapse') records.delete(event.key);
       }
     }
     if (!reachable) continue;
@@ -128,7 +130,11 @@ async function readEpoch(client: RedisClient, keys: StoreKeys, access: EpochAcce
 }
 
 /** Every lease in the deadlines set, as its hash reads now (the caller corrects it with the log). */
-async function readLeases(runner: CommandRunner, keys: StoreKeys): Promise<Map<PoolKey, LeaseRecord>> {
+async function readLeases(
+  runner: CommandRunner,
+  keys: StoreKeys,
+  skipUnreadable: (entry: UnreadableEntry) => void,
+): Promise<Map<PoolKey, LeaseRecord>> {
   const records = new Map<PoolKey, LeaseRecord>();
   let cursor = '0';
   do {
@@ -141,7 +147,13 @@ async function readLeases(runner: CommandRunner, keys: StoreKeys): Promise<Map<P
       // yet (the sweep, or a follower's dueLapses, still reports its lapse).
       if (registration == null || renewedAtMs == null || leaseMs == null || version == null) return;
       const key = members[i]!;
-      records.set(key, parseSnapshotRecord([key, registration, renewedAtMs, leaseMs, version, changedAtMs]));
+      try {
+        records.set(key, parseSnapshotRecord([key, registration, renewedAtMs, leaseMs, version, changedAtMs]));
+      } catch (error) {
+        // That one pool is left out; the rest of the snapshot stands (docs/contract.md §8).
+        if (!(error instanceof MalformedReplyError)) throw error;
+        skipUnreadable({ pool: key, err: error.message });
+      }
     });
     cursor = next;
   } while (cursor !== '0');

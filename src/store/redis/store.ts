@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import { poolKey, type PoolKey, type Registration } from '../../contract/index.js';
 import { canonicalJson } from '../canonical-json.js';
-import type { DueLapse, HeartbeatResult, LeaseEvent, RegistrationStore, StoreSnapshot } from '../types.js';
+import type { DueLapse, HeartbeatResult, LeaseEvent, RegistrationStore, StoreSnapshot, StoreStats } from '../types.js';
 import type { RedisClient } from './connection.js';
 import { RedisLeaseReader } from './reader.js';
 import { parseDueReply } from './replies.js';
@@ -107,6 +107,14 @@ class RedisStore implements RegistrationStore {
       lapsed += results.reduce((sum, result) => sum + result, 0);
       if (due.length < SWEEP_BATCH) return lapsed;
     }
+  }
+
+  onAvailable(listener: () => void): () => void {
+    return this.reader.onAvailable(listener);
+  }
+
+  stats(): StoreStats {
+    return this.reader.stats();
   }
 
   close(): Promise<void> {

@@ -1,0 +1,75 @@
+// A Redis connection that goes dead without closing (a half-open path: a blackholing NAT, a peer that
+// vanished without a FIN or RST), on the real binary: every connection open at the moment is blackholed
+// while new ones pass, so only a replica that drops the dead connection and opens another writes again.
+// The rule (docs/design.md "The store"): a command that times out on a connection kills it; the next one
+// comes within 0.1 s, and /healthz and `complete` follow as soon as the store answers again.
+import { afterEach, describe, expect, it } from 'vitest';
+import { listPools, postJson } from '../support/http.js';
+import { startPoolscope, type PoolscopeProcess } from '../support/process.js';
+import { registration } from '../support/registration.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { useRedis } from '../support/use-redis.js';
+import { waitFor } from '../support/wait.js';
+import { metricValue } from './support.js';
+
+const COMMAND_TIMEOUT_MS = 500;
+/**
+ * The deadline the test holds the replica to: 2 × the command timeout (one timeout to find the connection
+ * dead, the rest for a new one) plus slack for a loaded 2-core machine. The measured figure is logged.
+ */
+const WRITE_AGAIN_DEADLINE_MS = 2 * COMMAND_TIMEOUT_MS + 200;
+
+const redis = useRedis('dead-connection');
+let proxy: TcpProxy | undefined;
+let replica: PoolscopeProcess | undefined;
+
+afterEach(async () => {
+  await replica?.stop('SIGKILL');
+  await proxy?.close();
+  replica = undefined;
+  proxy = undefined;
+});
+
+/** POST /pools, bounded: a request the replica does not answer counts as a failure. */
+async function writes(url: string, name: string): Promise<boolean> {
+  const response = await postJson(url, registration({ name }), {}).catch(() => undefined);
+  return response?.status === 200;
+}
+
+describe('a Redis connection that goes dead without closing', () => {
+  it('is dropped and replaced: the replica writes again within 2 × the command timeout, then /healthz and complete recover', async ({ annotate }) => {
+    proxy = await startTcpProxy({ target: { host: '127.0.0.1', port: redis.port } });
+    replica = await startPoolscope([
+      '--registration-storage=redis',
+      `--redis-url=redis://127.0.0.1:${proxy.port}`,
+      `--redis-prefix=${redis.prefix}`,
+      `--redis-command-timeout-ms=${COMMAND_TIMEOUT_MS}`,
+      '--lease-duration-secs=30',
+      '--heartbeat-interval-secs=5',
+    ]);
+    const { url } = replica;
+    await waitFor(() => writes(url, 'before'), { timeoutMs: 10_000, message: 'a first write' });
+    await waitFor(async () => (await fetch(`${url}/healthz`)).status === 200 && (await listPools(url)).complete, {
+      timeoutMs: 10_000,
+      message: 'healthy and complete',
+    });
+    const reconnectsBefore = await metricValue(url, 'poolscope_store_reconnects_total');
+
+    expect(proxy.blackholeExisting()).toBeGreaterThan(0);
+    const cut = performance.now();
+    await waitFor(() => writes(url, 'after'), { timeoutMs: 30_000, intervalMs: 20, message: 'a write after the blackhole' });
+    const writesAgainMs = Math.round(performance.now() - cut);
+    await waitFor(async () => (await fetch(`${url}/healthz`)).status === 200 && (await listPools(url)).complete, {
+      timeoutMs: 30_000,
+      intervalMs: 20,
+      message: '/healthz 200 and complete: true again',
+    });
+    const healthyAgainMs = Math.round(performance.now() - cut);
+    const pools = await listPools(url);
+    expect(pools.pools.map((p) => p.name).sort()).toEqual(['after', 'before']);
+    expect(await metricValue(url, 'poolscope_store_reconnects_total')).toBeGreaterThan(reconnectsBefore);
+    // The measured figures, in the test's annotations (e.g. `--reporter=verbose`).
+    await annotate(`writes again after ${writesAgainMs} ms; healthy and complete after ${healthyAgainMs} ms (command timeout ${COMMAND_TIMEOUT_MS} ms)`);
+    expect(writesAgainMs).toBeLessThan(WRITE_AGAIN_DEADLINE_MS);
+  });
+});
