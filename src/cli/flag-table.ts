@@ -1,7 +1,9 @@
 // The flags of `poolscope serve` (docs/contract.md §6, regions §7) as data: name, group, help text, and
 // the rule each value must meet. The parser (flags.ts) and `--help` (help.ts) both read this one table.
+import { readFileSync } from 'node:fs';
 import { isIPv6 } from 'node:net';
 import { MAX_TIMER_MS, POOL_DISCOVERIES, redisPrefixProblem, regionNameSchema, type PoolDiscovery } from '../contract/index.js';
+import { readTokenFileText } from '../http/tokens.js';
 import { DEFAULT_CONFIG, type RegistrationStorage, type ServeConfig } from '../service/config.js';
 import { envName, quote, type FlagDef } from './flag-parser.js';
 import { checkReadableFile, readRegionsFile } from './regions-file.js';
@@ -238,7 +240,9 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
   },
   pathFlag('tls-cert-path', 'tlsCertPath', 'PEM certificate to serve HTTPS with; needs --tls-key-path'),
   pathFlag('tls-key-path', 'tlsKeyPath', 'PEM private key of the certificate; needs --tls-cert-path'),
-  pathFlag('auth-token-file', 'authTokenFile', 'bearer tokens accepted by POST /pools, one a line'),
+  pathFlag('tls-client-ca-path', 'tlsClientCaPath', 'PEM CA certificate(s): every client must present a certificate it signed (mutual TLS); needs --tls-cert-path', 'certificate'),
+  pathFlag('auth-token-file', 'authTokenFile', 'bearer tokens for POST /pools (and for reads), one a line; re-read when it changes', 'tokens'),
+  pathFlag('read-token-file', 'readTokenFile', 'bearer tokens for the read routes (all but /healthz, /readyz), one a line; needs --auth-token-file', 'tokens'),
 ];
 
 function parseListen(value: string): { host: string; port: number } | string {
@@ -288,8 +292,16 @@ function mustBeOneOf(allowed: readonly string[], value: string): string {
   return `must be one of ${allowed.join(', ')} (got ${quote(value)})`;
 }
 
-/** A TLS/auth flag naming a file that must be readable at start. */
-function pathFlag(name: string, field: 'tlsCertPath' | 'tlsKeyPath' | 'authTokenFile', summary: string): FlagSpec {
+/**
+ * A TLS/auth flag naming a file that must be readable at start; a token file must also hold a token, each
+ * of Bearer characters (docs/contract.md §8), and a CA file a PEM certificate.
+ */
+function pathFlag(
+  name: string,
+  field: 'tlsCertPath' | 'tlsKeyPath' | 'tlsClientCaPath' | 'authTokenFile' | 'readTokenFile',
+  summary: string,
+  holds?: 'tokens' | 'certificate',
+): FlagSpec {
   return {
     name,
     group: 'tls-auth',
@@ -298,9 +310,17 @@ function pathFlag(name: string, field: 'tlsCertPath' | 'tlsKeyPath' | 'authToken
     defaultText: undefined,
     field,
     apply(value, draft) {
-      const broken = checkReadableFile(value);
+      const broken = checkReadableFile(value) ?? checkContent(value, holds);
       if (broken === undefined) draft[field] = value;
       return broken;
     },
   };
+}
+
+function checkContent(path: string, holds: 'tokens' | 'certificate' | undefined): string | undefined {
+  if (holds === undefined) return undefined;
+  const text = readFileSync(path, 'utf8');
+  if (holds === 'certificate') return text.includes('-----BEGIN CERTIFICATE-----') ? undefined : `${quote(path)} holds no PEM certificate`;
+  const tokens = readTokenFileText(text);
+  return tokens.ok ? undefined : `${quote(path)} ${tokens.problem}`;
 }

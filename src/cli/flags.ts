@@ -90,6 +90,12 @@ function checkCombinations(config: ServeConfig): Refusal | undefined {
   if (config.tlsKeyPath !== undefined && config.tlsCertPath === undefined) {
     return refuse('tls-cert-path', 'required with --tls-key-path');
   }
+  if (config.tlsClientCaPath !== undefined && config.tlsCertPath === undefined) {
+    return refuse('tls-client-ca-path', 'requires --tls-cert-path and --tls-key-path (client certificates are checked over HTTPS)');
+  }
+  if (config.readTokenFile !== undefined && config.authTokenFile === undefined) {
+    return refuse('read-token-file', 'requires --auth-token-file (else POST /pools would stay open while reads are guarded)');
+  }
   if (config.heartbeatIntervalMs >= config.leaseMs) {
     return refuse(
       'heartbeat-interval-secs',

@@ -9,6 +9,9 @@ export interface HttpTransportOptions {
   ca?: string | Buffer;
   /** Sent as `Authorization: Bearer <token>`. */
   token?: string;
+  /** PEM client certificate (chain) and its private key, for a server that requires mutual TLS; both or neither. */
+  cert?: string | Buffer;
+  key?: string | Buffer;
 }
 
 export interface HttpReply {
@@ -52,7 +55,12 @@ export class HttpTransport {
   private readonly token: string | undefined;
 
   constructor(options: HttpTransportOptions = {}) {
-    this.httpsAgent = new HttpsAgent({ keepAlive: true, ...(options.ca === undefined ? {} : { ca: options.ca }) });
+    if ((options.cert === undefined) !== (options.key === undefined)) throw new TypeError('cert and key go together (mutual TLS)');
+    this.httpsAgent = new HttpsAgent({
+      keepAlive: true,
+      ...(options.ca === undefined ? {} : { ca: options.ca }),
+      ...(options.cert === undefined ? {} : { cert: options.cert, key: options.key }),
+    });
     this.token = options.token;
   }
 

@@ -10,6 +10,7 @@ import { metricsRoutes } from '../metrics/routes.js';
 import { openApiRoutes } from '../openapi/routes.js';
 import type { RegistrationStore } from '../store/types.js';
 import { debugPageRoutes, debugRoutes, type DebugPageDeps } from './debug.js';
+import { accessGuard, type AccessGuardOptions } from './auth.js';
 import { ApiError, errorResponse } from './errors.js';
 import type { HeartbeatDeps } from './heartbeat.js';
 import { opsRoutes } from './ops.js';
@@ -21,7 +22,8 @@ export interface AppDeps {
   logger: Logger;
   leaseMs: number;
   heartbeatIntervalMs: number;
-  authTokens?: readonly string[];
+  /** Write and read tokens (docs/contract.md §8); none: every route is open. */
+  auth?: Pick<AccessGuardOptions, 'write' | 'read'>;
   /** SSE keep-alive comment period (default 15 s, the contract's bound). */
   keepAliveMs?: number;
   onHeartbeat?: HeartbeatDeps['onOutcome'];
@@ -36,6 +38,7 @@ export interface AppDeps {
 
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
+  app.use(accessGuard({ ...deps.auth, onWriteRefused: () => deps.onHeartbeat?.('unauthorized') }));
   app.route(
     '/',
     poolsRoutes({
@@ -43,7 +46,6 @@ export function createApp(deps: AppDeps): Hono {
       store: deps.store,
       leaseMs: deps.leaseMs,
       heartbeatIntervalMs: deps.heartbeatIntervalMs,
-      authTokens: deps.authTokens,
       keepAliveMs: deps.keepAliveMs ?? 15_000,
       onOutcome: deps.onHeartbeat,
       onSubscribers: deps.onSubscribers,

@@ -6,15 +6,13 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { MAX_BODY_BYTES } from '../contract/index.js';
 import type { ListedView } from '../join/listed-view.js';
-import { tokenAuth } from './auth.js';
 import { ApiError } from './errors.js';
 import { heartbeatHandler, type HeartbeatDeps } from './heartbeat.js';
 import { watchHandler, type WatchDeps } from './watch.js';
 
+// Tokens are checked before these routes, by the app's access guard (auth.ts).
 export interface PoolsRoutesDeps extends HeartbeatDeps, WatchDeps {
   view: ListedView;
-  /** Bearer tokens for POST /pools; none configured: open. */
-  authTokens?: readonly string[];
 }
 
 export function poolsRoutes(deps: PoolsRoutesDeps): Hono {
@@ -23,17 +21,6 @@ export function poolsRoutes(deps: PoolsRoutesDeps): Hono {
     throw new ApiError(413, 'payload_too_large', `the body must be at most ${MAX_BODY_BYTES} bytes`);
   };
   const app = new Hono();
-  if (deps.authTokens && deps.authTokens.length > 0) {
-    const auth = tokenAuth({ tokens: deps.authTokens });
-    app.post('/pools', async (c, next) => {
-      try {
-        return await auth(c, next);
-      } catch (error) {
-        deps.onOutcome?.('unauthorized');
-        throw error;
-      }
-    });
-  }
   // Hono's bodyLimit reads the raw web stream, which makes @hono/node-server build a full Request for every
   // POST (measured: about half a heartbeat's CPU). A body with a Content-Length is framed by Node's HTTP
   // parser to exactly that length, so checking the header is enough; only chunked bodies are counted.

@@ -10,7 +10,8 @@ export interface ListenOptions {
   app: Hono;
   host: string;
   port: number;
-  tls?: { certPath: string; keyPath: string };
+  /** HTTPS; with `clientCaPath`, mutual TLS: a client certificate signed by that CA on every connection (docs/contract.md §8). */
+  tls?: { certPath: string; keyPath: string; clientCaPath?: string };
 }
 
 export interface RunningServer {
@@ -25,7 +26,13 @@ export async function listen(options: ListenOptions): Promise<RunningServer> {
   const tls = options.tls
     ? {
         createServer: createHttpsServer,
-        serverOptions: { cert: await readFile(options.tls.certPath), key: await readFile(options.tls.keyPath) },
+        serverOptions: {
+          cert: await readFile(options.tls.certPath),
+          key: await readFile(options.tls.keyPath),
+          ...(options.tls.clientCaPath === undefined
+            ? {}
+            : { ca: await readFile(options.tls.clientCaPath), requestCert: true, rejectUnauthorized: true }),
+        },
       }
     : {};
   const server = await new Promise<Server>((resolve, reject) => {

@@ -4,7 +4,7 @@
 import type { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { Observability, type ObservabilityOptions } from './observability.js';
-import { createApp } from '../http/app.js';
+import { createApp, type AppDeps } from '../http/app.js';
 import { Join, type JoinOptions } from '../join/join.js';
 import type { SliceSource } from '../kube/types.js';
 import type { RegistrationStore } from '../store/types.js';
@@ -17,7 +17,8 @@ export interface AssembleOptions {
   /** Everything the join takes besides what is assembled here (the followed regions' stores included). */
   join: Omit<JoinOptions, 'store' | 'slices' | 'logger' | 'onWarning' | 'inspect' | 'onRegionDropped'>;
   heartbeatIntervalMs: number;
-  authTokens?: readonly string[];
+  /** Write and read tokens (docs/contract.md §8); none: every route is open. */
+  auth?: AppDeps['auth'];
   /** SSE keep-alive period (default 15 s). */
   keepAliveMs?: number;
   /** A caller that needs the facade before the store exists (to count slice warnings) passes its own. */
@@ -56,7 +57,7 @@ export function assembleService(options: AssembleOptions): AssembledService {
     logger: options.logger,
     leaseMs: options.join.leaseMs,
     heartbeatIntervalMs: options.heartbeatIntervalMs,
-    authTokens: options.authTokens,
+    auth: options.auth,
     keepAliveMs: options.keepAliveMs,
     shutdown: shutdown.signal,
     ...observability.appDeps(),

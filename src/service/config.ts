@@ -24,6 +24,10 @@ export interface ServeConfig {
   tlsCertPath: string | undefined;
   tlsKeyPath: string | undefined;
   authTokenFile: string | undefined;
+  /** `--read-token-file`: tokens for the read routes (docs/contract.md §8); needs `authTokenFile`. */
+  readTokenFile: string | undefined;
+  /** `--tls-client-ca-path`: every connection must present a client certificate signed by this CA. */
+  tlsClientCaPath: string | undefined;
   /** The home region of `--region` (docs/contract.md §7); undefined without regions. */
   region: string | undefined;
   /** Every region of `--regions-file`, sorted by name; empty without regions. */
@@ -56,6 +60,8 @@ export const DEFAULT_CONFIG: ServeConfig = {
   tlsCertPath: undefined,
   tlsKeyPath: undefined,
   authTokenFile: undefined,
+  readTokenFile: undefined,
+  tlsClientCaPath: undefined,
   region: undefined,
   regions: [],
   regionHoldMs: undefined,

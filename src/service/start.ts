@@ -1,28 +1,25 @@
 // The service running from a ServeConfig: the store and the sources it names, assembled, listening, with
 // one log line at start and a drain (watch streams, connections, sources, store) on stop. `poolscope serve`
 // runs it until a signal; tests and benchmarks start it in-process.
-import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import { parseTokenFile } from '../http/auth.js';
 import { listen, type RunningServer } from '../http/server.js';
 import type { Join } from '../join/join.js';
 import type { SliceSource } from '../kube/types.js';
 import type { RegistrationStore } from '../store/types.js';
 import { assembleService, type AssembledService, type AssembleOptions } from './assemble.js';
+import { openAuthTokens, type FixedTokens } from './auth-tokens.js';
 import type { ServeConfig } from './config.js';
 import { Observability } from './observability.js';
 import { createFollowedRegionsFor, createSliceSourceFor, createStoreFor } from './sources.js';
 
 /** What a caller may hold instead of what the configuration names (tests), and knobs `serve` has no flag for. */
-export interface ServiceParts {
+export interface ServiceParts extends FixedTokens {
   /** Default: the store the configuration names. */
   store?: RegistrationStore;
   /** Default: the kubeconfig EndpointSlice source of mcs/karmada modes. */
   slices?: SliceSource;
   /** More join options (the followed regions, sweep interval, backoff, clocks). */
   join?: Partial<Omit<AssembleOptions['join'], 'poolDiscovery' | 'leaseMs'>>;
-  /** Default: read from `authTokenFile`, if any. */
-  authTokens?: readonly string[];
   /** SSE keep-alive period (default 15 s). */
   keepAliveMs?: number;
   /** Default: a new facade with process metrics. */
@@ -33,8 +30,37 @@ export interface ServiceParts {
  * The service a ServeConfig names, assembled but not started and not listening: what `startServe` runs,
  * and what in-process tests drive (with parts of their own swapped in).
  */
-export async function buildService(config: ServeConfig, logger: Logger, parts: ServiceParts = {}): Promise<AssembledService> {
-  const authTokens = parts.authTokens ?? (config.authTokenFile ? parseTokenFile(await readFile(config.authTokenFile, 'utf8')) : undefined);
+export async function buildService(config: ServeConfig, logger: Logger, parts: ServiceParts = {}): Promise<BuiltService> {
+  // Token files first: one that holds no usable token refuses the start (docs/contract.md §8).
+  const tokens = await openAuthTokens(config, logger, parts);
+  try {
+    const service = await assembleFromConfig(config, logger, parts, tokens.auth);
+    return {
+      ...service,
+      reloadTokens: tokens.reload,
+      stop: async () => {
+        tokens.close();
+        await service.stop();
+      },
+    };
+  } catch (error) {
+    tokens.close();
+    throw error;
+  }
+}
+
+/** An assembled service whose token files are followed (and closed by stop()). */
+export interface BuiltService extends AssembledService {
+  /** Re-read the token files now (SIGHUP). */
+  reloadTokens(): Promise<void>;
+}
+
+async function assembleFromConfig(
+  config: ServeConfig,
+  logger: Logger,
+  parts: ServiceParts,
+  auth: AssembleOptions['auth'],
+): Promise<AssembledService> {
   const observability = parts.observability ?? new Observability();
   // The slice source first: it fails fast (no kubeconfig) before any connection to the store is opened.
   const slices = parts.slices ?? (await createSliceSourceFor(config, logger, observability.metrics.countWarning));
@@ -52,7 +78,7 @@ export async function buildService(config: ServeConfig, logger: Logger, parts: S
       ...parts.join,
     },
     heartbeatIntervalMs: config.heartbeatIntervalMs,
-    authTokens,
+    auth,
     keepAliveMs: parts.keepAliveMs,
   });
 }
@@ -60,6 +86,8 @@ export async function buildService(config: ServeConfig, logger: Logger, parts: S
 export interface ServeHandle {
   server: RunningServer;
   join: Join;
+  /** Re-read the token files now (SIGHUP). */
+  reloadTokens(): Promise<void>;
   /** Drain and stop; resolves when everything is closed. */
   stop(): Promise<void>;
 }
@@ -75,7 +103,10 @@ export async function startServe(config: ServeConfig, logger: Logger): Promise<S
       app: service.app,
       host: config.listen.host,
       port: config.listen.port,
-      tls: config.tlsCertPath && config.tlsKeyPath ? { certPath: config.tlsCertPath, keyPath: config.tlsKeyPath } : undefined,
+      tls:
+        config.tlsCertPath && config.tlsKeyPath
+          ? { certPath: config.tlsCertPath, keyPath: config.tlsKeyPath, clientCaPath: config.tlsClientCaPath }
+          : undefined,
     });
   } catch (error) {
     await service.stop();
@@ -96,6 +127,7 @@ export async function startServe(config: ServeConfig, logger: Logger): Promise<S
   return {
     server,
     join,
+    reloadTokens: service.reloadTokens,
     stop: () =>
       (stopping ??= (async () => {
         service.endStreams();

@@ -7,6 +7,7 @@ import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/
 import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
 import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Namespace } from 'kubernetes-models/v1/Namespace';
@@ -35,6 +36,7 @@ const KINDS: Record<string, Kind> = {
   'v1/ConfigMap': { model: ConfigMap, typeName: 'V1ConfigMap' },
   'apps/v1/Deployment': { model: Deployment, typeName: 'V1Deployment' },
   'policy/v1/PodDisruptionBudget': { model: PodDisruptionBudget, typeName: 'V1PodDisruptionBudget' },
+  'networking.k8s.io/v1/NetworkPolicy': { model: NetworkPolicy, typeName: 'V1NetworkPolicy' },
   'rbac.authorization.k8s.io/v1/ClusterRole': { model: ClusterRole, typeName: 'V1ClusterRole' },
   'rbac.authorization.k8s.io/v1/ClusterRoleBinding': { model: ClusterRoleBinding, typeName: 'V1ClusterRoleBinding' },
   'rbac.authorization.k8s.io/v1/Role': { model: Role, typeName: 'V1Role' },

@@ -38,7 +38,9 @@ describe('three replicas on one Redis', () => {
     const [a, b, c] = replicas as [PoolscopeProcess, PoolscopeProcess, PoolscopeProcess];
     const streams = await Promise.all([SseReader.open(`${b.url}/pools/watch`), SseReader.open(`${c.url}/pools/watch`)]);
     try {
-      await waitFor(() => streams.every((s) => s.of('resync').length > 0));
+      // A complete resync first: a replica still reading its first snapshot would send the pool in the
+      // resync that marks it complete, not as an upsert.
+      await waitFor(() => streams.every((s) => s.of('resync').some((m) => (m.data as PoolList).complete)), { timeoutMs: 10_000 });
       expect((await postJson(a.url, registration({ name: 'seen-everywhere' }))).status).toBe(200);
       for (const replica of [a, b, c]) {
         await waitFor(async () => (await names(replica)).includes('seen-everywhere'), { message: `pool on ${replica.url}` });
@@ -108,6 +110,7 @@ describe('three replicas on one Redis', () => {
     try {
       await Promise.all(replicas.map((r) => waitFor(async () => (await names(r)).filter((n) => pools.includes(n)).length === 2)));
       redis.pause();
+      const pausedAt = Date.now();
       // Every replica notices within its command timeout and keeps serving the last view.
       for (const replica of replicas) {
         const list = await waitFor(async () => {
@@ -119,10 +122,12 @@ describe('three replicas on one Redis', () => {
       const refused = await postJson(replicas[1]!.url, registration({ name: 'during-outage' }));
       expect(refused.status).toBe(503);
       expect((await fetch(`${replicas[1]!.url}/healthz`)).status).toBe(503);
-      // Shorter than a lease, and still nobody drops a pool (no lapse on a local clock).
-      await throughout(LEASE_MS * 0.75, 100, async () => {
+      // Until a lease and a second past the pause (the last heartbeat came before it, and a sweep runs
+      // every 250 ms), nobody drops a pool: a replica that lapsed leases on its own clock would have by then.
+      await throughout(pausedAt + LEASE_MS + 1000 - Date.now(), 100, async () => {
         for (const replica of replicas) expect(await names(replica)).toEqual(expect.arrayContaining(pools));
       });
+      expect(Date.now() - pausedAt).toBeGreaterThanOrEqual(LEASE_MS + 1000);
       redis.resume();
       for (const replica of replicas) {
         await waitFor(async () => {
@@ -140,35 +145,60 @@ describe('three replicas on one Redis', () => {
     }
   });
 
-  it('keeps every pool through a Redis restart that lost all data: complete: false for a lease, then converged', async () => {
+  it('keeps every pool through a Redis restart that lost all data: complete: false for a lease, then converged; a pool whose relay stopped is not resurrected', async () => {
     const pools = ['reset-a', 'reset-b', 'reset-c'];
+    const gone = 'reset-gone';
     // Heartbeats well apart (within the lease), so replicas re-read the emptied Redis before they return.
     const beating = keepBeating(replicas[1]!, pools, LEASE_MS * 0.7);
+    const goneBeating = keepBeating(replicas[1]!, [gone], LEASE_MS * 0.7);
     try {
       await Promise.all(
-        replicas.map((r) => waitFor(async () => (await names(r)).filter((n) => pools.includes(n)).length === 3)),
+        replicas.map((r) => waitFor(async () => (await names(r)).filter((n) => [...pools, gone].includes(n)).length === 4)),
       );
-      // Watch every replica's list from now on: no answer may lack a pool, complete or not.
+      // Watch every replica's list from now on: every answer is a pool list (no error, no refused
+      // request), none lacks a beating pool, complete or not, and each replica says complete: false.
       const violations: string[] = [];
+      const incomplete = new Set<string>();
       const watcher = repeatEvery(20, async () => {
         for (const replica of replicas) {
-          const list = await getPools(replica).catch(() => undefined);
-          if (!list) continue;
+          let list: PoolList;
+          try {
+            list = await getPools(replica);
+          } catch (error) {
+            violations.push(`${replica.url} did not answer a pool list: ${(error as Error).message}`);
+            continue;
+          }
+          if (!list.complete) incomplete.add(replica.url);
           const missing = pools.filter((p) => !list.pools.some((x) => x.name === p));
           if (missing.length > 0) violations.push(`${replica.url} complete=${list.complete} missing ${missing.join(',')}`);
         }
       });
+      // The gone pool's relay stops, within its lease of the data loss.
+      await goneBeating.stop();
       await redis.restart();
       for (const replica of replicas) {
         await waitFor(async () => {
           const l = await getPools(replica);
-          return l.complete && pools.every((p) => l.pools.some((x) => x.name === p));
-        }, { timeoutMs: LEASE_MS * 3 + 5000, message: `complete again on ${replica.url}` });
+          return l.complete && pools.every((p) => l.pools.some((x) => x.name === p)) && !l.pools.some((x) => x.name === gone);
+        }, { timeoutMs: LEASE_MS * 3 + 5000, message: `complete again on ${replica.url}, without ${gone}` });
       }
       await watcher.stop();
       expect(violations).toEqual([]);
-      // A pool whose relay stopped before the restart is not resurrected: it leaves once the lease is over.
+      expect([...incomplete].sort()).toEqual(replicas.map((r) => r.url).sort());
+      // Not resurrected: no replica writes what it held back into the new Redis, so it stays gone, everywhere.
+      await throughout(LEASE_MS + 500, 100, async () => {
+        for (const replica of replicas) expect(await names(replica)).not.toContain(gone);
+      });
+      const client = new Redis(redis.url);
+      try {
+        const keys = await client.keys(`{${prefix}}:pool:*`);
+        expect(keys.filter((key) => key.includes(gone))).toEqual([]);
+        expect(keys.filter((key) => pools.some((p) => key.endsWith(p)))).toHaveLength(pools.length);
+      } finally {
+        client.disconnect();
+      }
     } finally {
+      await goneBeating.stop();
       await beating.stop();
     }
   });

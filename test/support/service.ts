@@ -41,7 +41,7 @@ export interface TestService {
 
 /** Start the service; `port` 0 picks a free one (a test restarting a replica passes the port it had). */
 export async function startService(options: ServiceOptions = {}, port = 0): Promise<TestService> {
-  const { store, slices, join, authTokens, keepAliveMs, observability: observabilityOptions, logs = captureLogs(), socket = true, ...flags } = options;
+  const { store, slices, join, authTokens, readTokens, tokenPollMs, keepAliveMs, observability: observabilityOptions, logs = captureLogs(), socket = true, ...flags } = options;
   const leaseMs = flags.leaseMs ?? DEFAULT_CONFIG.leaseMs;
   const config: ServeConfig = {
     ...DEFAULT_CONFIG,
@@ -56,6 +56,8 @@ export async function startService(options: ServiceOptions = {}, port = 0): Prom
     // Sweeps every 50 ms unless the test says otherwise: lapses land soon after short test leases.
     join: { sweepIntervalMs: 50, ...join },
     authTokens,
+    readTokens,
+    tokenPollMs,
     keepAliveMs,
     observability,
   });
@@ -63,7 +65,10 @@ export async function startService(options: ServiceOptions = {}, port = 0): Prom
   let server: RunningServer | undefined;
   if (socket) {
     try {
-      const tls = config.tlsCertPath && config.tlsKeyPath ? { certPath: config.tlsCertPath, keyPath: config.tlsKeyPath } : undefined;
+      const tls =
+        config.tlsCertPath && config.tlsKeyPath
+          ? { certPath: config.tlsCertPath, keyPath: config.tlsKeyPath, clientCaPath: config.tlsClientCaPath }
+          : undefined;
       server = await listen({ app: service.app, host: config.listen.host, port: config.listen.port, tls });
     } catch (error) {
       await service.stop();

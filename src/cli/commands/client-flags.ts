@@ -1,10 +1,12 @@
 // The flags every client command (relay, pools, simulate) shares: where the replicas are, and how to
-// reach them (bearer token, CA). Files are read while the flags are parsed, so a bad one refuses at start.
+// reach them (bearer token, CA, client certificate for mutual TLS). Files are read while the flags are
+// parsed, so a bad one refuses at start.
 // The commands that heartbeat (relay, simulate) also take --fallback-servers (docs/contract.md §7).
 import { readFileSync } from 'node:fs';
-import { parseTokenFile } from '../../http/auth.js';
+import { readTokenFileText } from '../../http/tokens.js';
 import { normalizeServers } from '../../client/replica-rotation.js';
-import type { FlagDef } from '../flag-parser.js';
+import type { HttpTransportOptions } from '../../client/http-transport.js';
+import { refuse, type FlagDef, type Refusal } from '../flag-parser.js';
 import { checkReadableFile } from '../flag-table.js';
 
 export const DEFAULT_SERVER = 'http://127.0.0.1:8080';
@@ -13,10 +15,25 @@ export interface ClientDraft {
   servers: string[];
   token: string | undefined;
   ca: string | undefined;
+  /** PEM client certificate and key (`--cert-file`, `--key-file`): both or neither. */
+  cert: string | undefined;
+  key: string | undefined;
 }
 
 export function clientDefaults(): ClientDraft {
-  return { servers: [DEFAULT_SERVER], token: undefined, ca: undefined };
+  return { servers: [DEFAULT_SERVER], token: undefined, ca: undefined, cert: undefined, key: undefined };
+}
+
+/** The rule between the client flags, checked after they are parsed: a certificate needs its key. */
+export function checkClientFlags(draft: ClientDraft): Refusal | undefined {
+  if (draft.cert !== undefined && draft.key === undefined) return refuse('key-file', 'required with --cert-file');
+  if (draft.key !== undefined && draft.cert === undefined) return refuse('cert-file', 'required with --key-file');
+  return undefined;
+}
+
+/** How the client commands reach the replicas, as the relay and the router client take it. */
+export function transportOptions(draft: ClientDraft): HttpTransportOptions {
+  return { token: draft.token, ca: draft.ca, cert: draft.cert, key: draft.key };
 }
 
 export function clientFlags<D extends ClientDraft>(): FlagDef<D>[] {
@@ -43,9 +60,9 @@ export function clientFlags<D extends ClientDraft>(): FlagDef<D>[] {
       apply(value, draft) {
         const broken = checkReadableFile(value);
         if (broken !== undefined) return broken;
-        const [token] = parseTokenFile(readFileSync(value, 'utf8'));
-        if (token === undefined) return `${JSON.stringify(value)} holds no token`;
-        draft.token = token;
+        const content = readTokenFileText(readFileSync(value, 'utf8'));
+        if (!content.ok) return `${JSON.stringify(value)} ${content.problem}`;
+        draft.token = content.tokens[0];
         return undefined;
       },
     },
@@ -60,6 +77,34 @@ export function clientFlags<D extends ClientDraft>(): FlagDef<D>[] {
         const pem = readFileSync(value, 'utf8');
         if (!pem.includes('-----BEGIN CERTIFICATE-----')) return `${JSON.stringify(value)} holds no PEM certificate`;
         draft.ca = pem;
+        return undefined;
+      },
+    },
+    {
+      name: 'cert-file',
+      valueName: 'PATH',
+      summary: 'PEM client certificate, for replicas that require mutual TLS (--tls-client-ca-path); needs --key-file',
+      defaultText: undefined,
+      apply(value, draft) {
+        const broken = checkReadableFile(value);
+        if (broken !== undefined) return broken;
+        const pem = readFileSync(value, 'utf8');
+        if (!pem.includes('-----BEGIN CERTIFICATE-----')) return `${JSON.stringify(value)} holds no PEM certificate`;
+        draft.cert = pem;
+        return undefined;
+      },
+    },
+    {
+      name: 'key-file',
+      valueName: 'PATH',
+      summary: "PEM private key of --cert-file's certificate",
+      defaultText: undefined,
+      apply(value, draft) {
+        const broken = checkReadableFile(value);
+        if (broken !== undefined) return broken;
+        const pem = readFileSync(value, 'utf8');
+        if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(pem)) return `${JSON.stringify(value)} holds no PEM private key`;
+        draft.key = pem;
         return undefined;
       },
     },

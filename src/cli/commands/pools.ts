@@ -9,7 +9,7 @@ import { watchPools, type PoolChange, type WatchStatus } from '../../client/watc
 import { EXIT_FAILURE, EXIT_USAGE, type CliIo, type Command } from '../command.js';
 import { parseFlags, quote, wantsHelp, type FlagDef } from '../flag-parser.js';
 import { commandHelpText } from '../help.js';
-import { clientDefaults, clientFlags, type ClientDraft } from './client-flags.js';
+import { checkClientFlags, clientDefaults, clientFlags, transportOptions, type ClientDraft } from './client-flags.js';
 import { formatRegion, formatRegions, formatRow, formatTable, poolRow } from './pools-table.js';
 import { untilShutdown } from './process.js';
 
@@ -73,8 +73,9 @@ export const poolsCommand: Command = {
     }
     const draft: PoolsDraft = { ...clientDefaults(), output: 'table', watch: false, model: undefined };
     const parsed = parseFlags(args, { command: 'pools', flags: POOLS_FLAGS, draft, env: io.env });
-    if (!parsed.ok) {
-      io.stderr(`poolscope: ${parsed.flag}: ${parsed.message}\n`);
+    const refused = parsed.ok ? checkClientFlags(draft) : parsed;
+    if (refused !== undefined) {
+      io.stderr(`poolscope: ${refused.flag}: ${refused.message}\n`);
       return EXIT_USAGE;
     }
     return draft.watch ? watch(draft, io) : list(draft, io);
@@ -84,7 +85,7 @@ export const poolsCommand: Command = {
 async function list(draft: PoolsDraft, io: CliIo): Promise<number> {
   let body: PoolList;
   try {
-    body = await getPools({ servers: draft.servers, token: draft.token, ca: draft.ca });
+    body = await getPools({ servers: draft.servers, ...transportOptions(draft) });
   } catch (error) {
     io.stderr(`poolscope: ${(error as Error).message}\n`);
     return EXIT_FAILURE;
@@ -103,7 +104,7 @@ async function list(draft: PoolsDraft, io: CliIo): Promise<number> {
 
 async function watch(draft: PoolsDraft, io: CliIo): Promise<number> {
   const matches = (pool: ListedPool) => draft.model === undefined || pool.model === draft.model;
-  const watcher = watchPools({ servers: draft.servers, token: draft.token, ca: draft.ca });
+  const watcher = watchPools({ servers: draft.servers, ...transportOptions(draft) });
   let widths: number[] | undefined;
   // Whether the table has the REGIONS column: decided by the first list, kept for the rows that follow.
   let withRegions = false;

@@ -5,7 +5,7 @@ import type { RegistrationInput } from '../../contract/index.js';
 import { readRegistrationFile, RegistrationFileError } from '../../relay/registration-file.js';
 import { RegistrationError, validateRegistration } from '../../relay/registration.js';
 import { parseFlags, refuse, type FlagDef, type Refusal } from '../flag-parser.js';
-import { clientDefaults, clientFlags, fallbackServersFlag, type ClientDraft, type FallbackDraft } from './client-flags.js';
+import { checkClientFlags, clientDefaults, clientFlags, fallbackServersFlag, type ClientDraft, type FallbackDraft } from './client-flags.js';
 
 export interface RelayDraft extends FallbackDraft {
   registrationFile: string | undefined;
@@ -123,6 +123,8 @@ export async function parseRelayFlags(argv: string[], env: Record<string, string
   const draft: RelayDraft = { ...clientDefaults(), fallbackServers: [], registrationFile: undefined, fields: {}, location: {}, requestTimeoutMs: undefined };
   const parsed = parseFlags(argv, { command: 'relay', flags: RELAY_FLAGS, draft, env });
   if (!parsed.ok) return parsed;
+  const clientRefusal = checkClientFlags(draft);
+  if (clientRefusal !== undefined) return clientRefusal;
 
   let fromFile: Record<string, unknown> = {};
   if (draft.registrationFile !== undefined) {
@@ -151,6 +153,8 @@ export async function parseRelayFlags(argv: string[], env: Record<string, string
       fallbackServers: draft.fallbackServers ?? [],
       token: draft.token,
       ca: draft.ca,
+      cert: draft.cert,
+      key: draft.key,
       registration: registration as RegistrationInput,
       requestTimeoutMs: draft.requestTimeoutMs,
     },

@@ -5,6 +5,7 @@ import { EXIT_USAGE, type Command } from '../command.js';
 import { wantsHelp } from '../flag-parser.js';
 import { commandHelpText } from '../help.js';
 import { commandLogger, untilShutdown } from './process.js';
+import { transportOptions } from './client-flags.js';
 import { parseRelayFlags, RELAY_FLAGS } from './relay-flags.js';
 
 const USAGE = 'relay [flags]';
@@ -44,8 +45,7 @@ export const relayCommand: Command = {
       servers: parsed.config.servers,
       fallbackServers: parsed.config.fallbackServers,
       registration: parsed.config.registration,
-      token: parsed.config.token,
-      ca: parsed.config.ca,
+      ...transportOptions(parsed.config),
       requestTimeoutMs: parsed.config.requestTimeoutMs,
       logger,
     });

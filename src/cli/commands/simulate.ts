@@ -3,7 +3,7 @@ import { EXIT_USAGE, type Command } from '../command.js';
 import { parseFlags, wantsHelp, type FlagDef } from '../flag-parser.js';
 import { parseSecsAsMs } from '../flag-table.js';
 import { commandHelpText } from '../help.js';
-import { clientDefaults, clientFlags, fallbackServersFlag, type FallbackDraft } from './client-flags.js';
+import { checkClientFlags, clientDefaults, clientFlags, fallbackServersFlag, transportOptions, type FallbackDraft } from './client-flags.js';
 import { commandLogger, untilShutdown } from './process.js';
 import { seededRandom, Simulation } from './simulation.js';
 
@@ -80,8 +80,9 @@ export const simulateCommand: Command = {
     }
     const draft: SimulateDraft = { ...clientDefaults(), fallbackServers: [], pools: 12, firstPool: 0, churnIntervalMs: 3000, seed: undefined };
     const parsed = parseFlags(args, { command: 'simulate', flags: SIMULATE_FLAGS, draft, env: io.env });
-    if (!parsed.ok) {
-      io.stderr(`poolscope: ${parsed.flag}: ${parsed.message}\n`);
+    const refused = parsed.ok ? checkClientFlags(draft) : parsed;
+    if (refused !== undefined) {
+      io.stderr(`poolscope: ${refused.flag}: ${refused.message}\n`);
       return EXIT_USAGE;
     }
     const logger = commandLogger(io, 'poolscope-simulate');
@@ -91,8 +92,7 @@ export const simulateCommand: Command = {
     const simulation = new Simulation({
       servers: draft.servers,
       fallbackServers: draft.fallbackServers,
-      token: draft.token,
-      ca: draft.ca,
+      ...transportOptions(draft),
       pools: draft.pools,
       firstPool: draft.firstPool,
       churnIntervalMs: draft.churnIntervalMs,
