@@ -12,6 +12,8 @@ import { spawnReplica, type ReplicaProcess } from './support.js';
 
 const LEASE_MS = 2000;
 const TIMING = [`--lease-duration-secs=${LEASE_MS / 1000}`, '--heartbeat-interval-secs=0.4'];
+/** The switch test's lease: far longer than the test, so only the watch could lose p1. */
+const SWITCH_LEASE_SECS = 60;
 
 interface Timeline {
   watch: PoolWatch;
@@ -48,7 +50,11 @@ describe('on one Redis', () => {
   const args = () => [...redisReplicaFlags(redis, redis.prefix), ...TIMING];
 
   it('switches to another replica when its replica dies, losing no pool', async () => {
-    const [a, b] = await Promise.all([startPoolscope(args()), startPoolscope(args())]);
+    // A lease no starved relay can lapse within the test: the test is about the watch's switch. With the
+    // 2 s lease, two seconds without a renewal on a loaded machine (relay POSTs past their 250 ms timeout,
+    // Redis calls past the 300 ms command timeout answered 503) lapse p1 for real, and b rightly deletes it.
+    const switchArgs = () => [...redisReplicaFlags(redis, redis.prefix), `--lease-duration-secs=${SWITCH_LEASE_SECS}`, '--heartbeat-interval-secs=0.4'];
+    const [a, b] = await Promise.all([startPoolscope(switchArgs()), startPoolscope(switchArgs())]);
     stoppers.push(() => a.stop('SIGKILL'), () => b.stop('SIGKILL'));
     relay(b.url, 'p1');
     const t = follow([a.url, b.url]);
