@@ -20,6 +20,7 @@ export type ErrorCode =
   | 'store_unavailable'
   | 'not_found'
   | 'not_ready'
+  | 'source_down'
   | 'method_not_allowed'
   | 'internal';
 

@@ -9,6 +9,9 @@ export function opsRoutes(join: Join): Hono {
     .get('/healthz', (c) => {
       const store = join.storeReadable;
       if (!store.ok) throw new ApiError(503, 'store_unavailable', store.reason ?? 'the store cannot be read');
+      // A source's loop that failed unexpectedly and is restarting (docs/operations.md "Probes").
+      const down = join.sourceDown;
+      if (down !== undefined) throw new ApiError(503, 'source_down', down);
       return c.json({ status: 'ok' });
     })
     .get('/readyz', (c) => {

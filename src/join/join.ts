@@ -47,6 +47,8 @@ export interface JoinOptions {
   onWarning?: (kind: WarningKind) => void;
   /** A followed region's hold ran out and its pools were dropped (for metrics). */
   onRegionDropped?: (region: string) => void;
+  /** The EndpointSlice loop failed unexpectedly and restarts (for metrics). */
+  onSliceLoopRestart?: () => void;
   inspect?: (event: InspectionEvent) => void;
 }
 
@@ -63,6 +65,8 @@ export class Join {
   private warmupTimer: NodeJS.Timeout | undefined;
   /** Keys the slice source lists, so a relist knows which pools it dropped. */
   private sliceKeys = new Set<PoolKey>();
+  /** Why the EndpointSlice loop is down (failed unexpectedly, restarting), for /healthz. */
+  private sliceLoopDown: string | undefined;
   private readonly completenessListeners = new Set<(completeness: Completeness) => void>();
 
   constructor(private readonly options: JoinOptions) {
@@ -141,6 +145,10 @@ export class Join {
       update: (key, endpoints) => this.applySlices(key, endpoints),
       status: (synced, reason) =>
         this.sources.set({ name: 'kubernetes', synced, ...(reason ? { reason: `kubernetes: ${reason}` } : {}) }),
+      loopDown: (reason) => {
+        if (reason !== undefined) this.options.onSliceLoopRestart?.();
+        this.sliceLoopDown = reason === undefined ? undefined : `kubernetes: ${reason}`;
+      },
     });
   }
 
@@ -187,6 +195,11 @@ export class Join {
     // will (docs/contract.md §5); afterwards, until a read fails.
     if (this.home.status.readable) return { ok: true };
     return { ok: false, reason: this.sources.get(this.sourceName(this.home))?.reason ?? 'store cannot be read' };
+  }
+
+  /** A source's loop that failed unexpectedly and is not synced again yet (/healthz): why, naming the source. */
+  get sourceDown(): string | undefined {
+    return this.sliceLoopDown;
   }
 
   /**

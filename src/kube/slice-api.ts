@@ -1,6 +1,8 @@
 // The two Kubernetes requests of the loop: list EndpointSlices (the typed client) and watch them (a
 // streaming GET with the KubeConfig's own agent, TLS and auth). The library's `Watch` class drops
-// unparsable lines silently, and the loop must see them, so the watch reads the lines itself.
+// unparsable lines silently, and the loop must see them, so the watch reads the lines itself. Both are
+// bounded (docs/design.md "Watch loops"): the list by a timeout (the typed client has none of its own),
+// the watch by the time since its last line, with TCP keep-alive on its socket as the library's `Watch` sets.
 import http from 'node:http';
 import https from 'node:https';
 import {
@@ -17,6 +19,8 @@ export interface SliceApiOptions {
   kubeConfig: KubeConfig;
   /** Only this namespace's slices; all namespaces when undefined. */
   namespace?: string;
+  /** A list that has not been read in full after this long is abandoned (default 30 s). */
+  listTimeoutMs?: number;
 }
 
 export interface SliceList {
@@ -31,11 +35,14 @@ export interface WatchRequest {
   signal: AbortSignal;
   /** Asks the server to end the watch cleanly after this long. */
   timeoutSeconds: number;
-  /** The connection counts as dead after this long without a byte. */
+  /** The watch counts as dead after this long without a line (from the request on; bookmarks count). */
   idleTimeoutMs: number;
   /** The server accepted the watch (HTTP 200). */
   onOpen: () => void;
-  /** One non-empty line; return false to close the watch. */
+  /**
+   * One non-empty line; return false to close the watch. If it (or onOpen) throws, the watch is closed and
+   * `watch()` rejects with that error: the reader's failure is not a request failure.
+   */
   onLine: (line: string) => boolean;
 }
 
@@ -45,9 +52,14 @@ export type WatchEnd =
   /** The server refused the watch. */
   | { kind: 'status'; status: number; body: string }
   | { kind: 'failed'; error: Error }
+  /** No line for `idleMs`: a half-open connection, or a server that sends no bookmarks. */
+  | { kind: 'idle'; idleMs: number }
   | { kind: 'aborted' };
 
 const MAX_ERROR_BODY = 4096;
+export const DEFAULT_LIST_TIMEOUT_MS = 30_000;
+/** As the library's `Watch` (watch.ts): probes after 30 s of silence on the socket. */
+const KEEP_ALIVE_DELAY_MS = 30_000;
 
 export class SliceApi {
   private readonly discovery: DiscoveryV1Api;
@@ -66,12 +78,24 @@ export class SliceApi {
 
   /** A consistent list (no resourceVersion: read from etcd), and the resourceVersion to watch from. */
   async list(signal: AbortSignal): Promise<SliceList> {
-    const requestOptions = { middleware: [abortOn(signal)], middlewareMergeStrategy: 'append' as const };
+    const timeoutMs = this.options.listTimeoutMs ?? DEFAULT_LIST_TIMEOUT_MS;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    // The signal reaches node-fetch, which aborts the body's read too, not only the wait for headers.
+    const requestOptions = {
+      middleware: [abortOn(AbortSignal.any([signal, timeout]))],
+      middlewareMergeStrategy: 'append' as const,
+    };
     const { namespace } = this.options;
-    const reply =
-      namespace === undefined
-        ? await this.discovery.listEndpointSliceForAllNamespaces({}, requestOptions)
-        : await this.discovery.listNamespacedEndpointSlice({ namespace }, requestOptions);
+    let reply;
+    try {
+      reply =
+        namespace === undefined
+          ? await this.discovery.listEndpointSliceForAllNamespaces({}, requestOptions)
+          : await this.discovery.listNamespacedEndpointSlice({ namespace }, requestOptions);
+    } catch (error) {
+      if (timeout.aborted && !signal.aborted) throw new Error(`no answer within ${timeoutMs} ms`);
+      throw error;
+    }
     const resourceVersion = reply.metadata?.resourceVersion;
     if (!resourceVersion) throw new Error('EndpointSlice list without metadata.resourceVersion');
     const slices: EndpointSlice[] = [];
@@ -86,20 +110,22 @@ export class SliceApi {
 
   /** One watch request, from `resourceVersion` with bookmarks, until it ends, fails or is aborted. */
   async watch(request: WatchRequest): Promise<WatchEnd> {
-    const cluster = this.options.kubeConfig.getCurrentCluster();
-    if (!cluster) return { kind: 'failed', error: new Error('the KubeConfig has no current cluster') };
-    const url = new URL(cluster.server + this.path);
-    url.searchParams.set('watch', 'true');
-    url.searchParams.set('resourceVersion', request.resourceVersion);
-    url.searchParams.set('allowWatchBookmarks', 'true');
-    url.searchParams.set('timeoutSeconds', String(request.timeoutSeconds));
-
+    let url: URL;
     let requestOptions: https.RequestOptions = {};
     try {
+      const cluster = this.options.kubeConfig.getCurrentCluster();
+      if (!cluster) return { kind: 'failed', error: new Error('the KubeConfig has no current cluster') };
+      url = new URL(cluster.server + this.path);
       await this.options.kubeConfig.applyToHTTPSOptions(requestOptions);
     } catch (error) {
       return { kind: 'failed', error: asError(error) };
     }
+    url.searchParams.set('watch', 'true');
+    url.searchParams.set('resourceVersion', request.resourceVersion);
+    // The watch cache sends a bookmark about once a minute, so a healthy quiet watch is never idle.
+    url.searchParams.set('allowWatchBookmarks', 'true');
+    url.searchParams.set('timeoutSeconds', String(request.timeoutSeconds));
+
     requestOptions = {
       ...requestOptions,
       method: 'GET',
@@ -111,25 +137,41 @@ export class SliceApi {
 }
 
 function streamLines(url: URL, requestOptions: https.RequestOptions, request: WatchRequest): Promise<WatchEnd> {
-  return new Promise<WatchEnd>((resolve) => {
+  return new Promise<WatchEnd>((resolve, reject) => {
     let settled = false;
     let stoppedByReader = false;
+    let idleTimer: NodeJS.Timeout | undefined;
+    let req: http.ClientRequest | undefined;
     const settle = (end: WatchEnd) => {
       if (settled) return;
       settled = true;
+      clearTimeout(idleTimer);
       resolve(request.signal.aborted ? { kind: 'aborted' } : end);
     };
+    /** The reader threw: close the watch, and let the loop's caller see the error. */
+    const crash = (error: unknown) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(idleTimer);
+      req?.destroy();
+      reject(error);
+    };
+    const armIdleTimer = () => {
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(() => {
+        settle({ kind: 'idle', idleMs: request.idleTimeoutMs });
+        req?.destroy();
+      }, request.idleTimeoutMs);
+    };
     const send = url.protocol === 'https:' ? https.request : http.request;
-    let req: http.ClientRequest;
     try {
       req = send(url, requestOptions);
     } catch (error) {
       settle({ kind: 'failed', error: asError(error) });
       return;
     }
-    req.setTimeout(request.idleTimeoutMs, () => {
-      req.destroy(new Error(`watch connection idle for ${request.idleTimeoutMs} ms`));
-    });
+    armIdleTimer();
+    req.on('socket', (socket) => socket.setKeepAlive(true, KEEP_ALIVE_DELAY_MS));
     req.on('error', (error) => settle({ kind: 'failed', error }));
     req.on('response', (res) => {
       res.setEncoding('utf8');
@@ -142,15 +184,27 @@ function streamLines(url: URL, requestOptions: https.RequestOptions, request: Wa
         res.on('error', (error) => settle({ kind: 'status', status: res.statusCode ?? 0, body: `${body} (${error.message})` }));
         return;
       }
-      request.onOpen();
-      res.socket?.setKeepAlive(true, 30_000);
+      try {
+        request.onOpen();
+      } catch (error) {
+        crash(error);
+        return;
+      }
       let pending = '';
       const deliver = (line: string): boolean => {
-        if (line.trim() === '' || stoppedByReader) return !stoppedByReader;
-        if (!request.onLine(line)) {
+        if (line.trim() === '' || stoppedByReader || settled) return !stoppedByReader && !settled;
+        armIdleTimer();
+        let more: boolean;
+        try {
+          more = request.onLine(line);
+        } catch (error) {
+          crash(error);
+          return false;
+        }
+        if (!more) {
           stoppedByReader = true;
           settle({ kind: 'ended', stoppedByReader: true });
-          req.destroy();
+          req?.destroy();
           return false;
         }
         return true;
@@ -158,7 +212,7 @@ function streamLines(url: URL, requestOptions: https.RequestOptions, request: Wa
       res.on('data', (chunk: string) => {
         pending += chunk;
         let newline = pending.indexOf('\n');
-        while (newline !== -1 && !stoppedByReader) {
+        while (newline !== -1) {
           const line = pending.slice(0, newline);
           pending = pending.slice(newline + 1);
           if (!deliver(line)) return;

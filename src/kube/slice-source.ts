@@ -1,13 +1,16 @@
 // The EndpointSlice list/watch loop behind the SliceSource (docs/design.md "Watch loops").
 // List, remember the list's resourceVersion, watch from it with bookmarks. A 410 (HTTP or in-stream) or an
-// unparsable line relists, and the relist replaces the whole view through `resync` (what vanished leaves
-// without a per-pool update). Any other failure re-watches from the last resourceVersion after a capped,
-// jittered backoff; the stock informer of @kubernetes/client-node 1.4.0 would stop for good instead. What each
-// step comes to (relist, re-watch, back off, and with what reason) is decided in watch-outcome.ts.
+// unparsable line relists after a backoff of its own, and the relist replaces the whole view through
+// `resync` (what vanished leaves without a per-pool update). Any other failure, a watch silent for 90 s
+// included, re-watches from the last resourceVersion after a capped, jittered backoff; the stock informer of
+// @kubernetes/client-node 1.4.0 would stop for good instead. What each step comes to (relist, re-watch, back
+// off, and with what reason) is decided in watch-outcome.ts. The loop itself is supervised: an unexpected
+// exception restarts it (a fresh view, a relist) after a backoff, and the listener hears it is down meanwhile.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Backoff, sleep as realSleep, type BackoffOptions } from '../util/backoff.js';
 import type { NamingOptions } from './naming.js';
+import { QuietResetBackoff } from './quiet-reset-backoff.js';
 import { asError, SliceApi, type WatchEnd } from './slice-api.js';
 import { PoolSliceView, type PoolUpdate } from './slice-view.js';
 import type { SliceSource, SliceSourceListener } from './types.js';
@@ -15,6 +18,7 @@ import { parseWatchLine } from './watch-event.js';
 import {
   classifyWatch,
   listFailureReason,
+  relists,
   watchRecovered,
   type WatchOutcome,
   type WatchProblem,
@@ -46,6 +50,13 @@ export interface SliceSourceOptions extends NamingOptions {
   rewatchGraceMs?: number;
   /** `timeoutSeconds` asked of each watch; default a random 5-10 min, as client-go's reflector. */
   watchTimeoutSeconds?: () => number;
+  /** A list not read in full after this long is abandoned and retried (default 30 s). */
+  listTimeoutMs?: number;
+  /**
+   * A watch that delivers no line for this long (no event, not even a bookmark) is restarted from its last
+   * resourceVersion (default 90 s: the API server's watch cache sends a bookmark about once a minute).
+   */
+  watchIdleTimeoutMs?: number;
 }
 
 export interface SliceSourceStats {
@@ -61,6 +72,8 @@ export interface SliceSourceStats {
   invalidListItems: number;
   /** Failed lists and watches (each one followed by a backoff). */
   failures: number;
+  /** Times the loop failed on an unexpected error and was restarted. */
+  loopRestarts: number;
   /** Where the next watch starts; undefined until listed, and while a relist is due. */
   resourceVersion: string | undefined;
   synced: boolean;
@@ -73,6 +86,7 @@ export function createSliceSource(options: SliceSourceOptions): KubeSliceSource 
 }
 
 const DEFAULT_REWATCH_GRACE_MS = 250;
+export const DEFAULT_WATCH_IDLE_TIMEOUT_MS = 90_000;
 
 class EndpointSliceLoop implements SliceSource {
   readonly stats: SliceSourceStats = {
@@ -82,41 +96,50 @@ class EndpointSliceLoop implements SliceSource {
     unparsableLines: 0,
     invalidListItems: 0,
     failures: 0,
+    loopRestarts: 0,
     resourceVersion: undefined,
     synced: false,
   };
   private readonly api: SliceApi;
-  private readonly view: PoolSliceView;
+  private view: PoolSliceView;
+  /** Lists and re-watches after a failure; starts over once the source has recovered. */
   private readonly backoff: Backoff;
+  /** Relists after a 410 or an unparsable line. */
+  private readonly relistBackoff: QuietResetBackoff;
+  /** Restarts of the loop after an unexpected error. */
+  private readonly restartBackoff: QuietResetBackoff;
   private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   private readonly logger: Logger;
   private readonly abort = new AbortController();
   private listener: SliceSourceListener | undefined;
   private running: Promise<void> | undefined;
   private lastStatus: { synced: boolean; reason: string | undefined } | undefined;
+  /** Why the loop is down (failed unexpectedly, restarting); cleared when the restarted loop is synced. */
+  private down: string | undefined;
 
   constructor(private readonly options: SliceSourceOptions) {
     this.logger = options.logger;
-    this.api = new SliceApi({ kubeConfig: options.kubeConfig, namespace: options.namespace });
-    this.view = new PoolSliceView({
-      mode: options.mode,
-      relayServiceSuffix: options.relayServiceSuffix,
-      frontendServiceSuffix: options.frontendServiceSuffix,
-      frontendPortName: options.frontendPortName,
-      logger: options.logger,
-      onWarning: options.onWarning,
+    this.api = new SliceApi({
+      kubeConfig: options.kubeConfig,
+      namespace: options.namespace,
+      listTimeoutMs: options.listTimeoutMs,
     });
+    this.view = this.createView();
     this.backoff = new Backoff(options.backoff);
+    this.relistBackoff = new QuietResetBackoff(options.backoff);
+    this.restartBackoff = new QuietResetBackoff(options.backoff);
     this.sleep = options.backoff?.sleep ?? realSleep;
   }
 
   start(listener: SliceSourceListener): void {
     if (this.running) throw new Error('the EndpointSlice source is already started');
     this.listener = listener;
-    this.running = this.run().catch((error: unknown) => {
-      // Not expected: every request error is handled in the loop. Say so loudly rather than go quiet.
+    this.running = this.supervise().catch((error: unknown) => {
+      // Only if logging or the listener failed inside the supervisor itself. Say so rather than go quiet.
+      const message = `stopped on an unexpected error: ${asError(error).message}`;
       this.logger.error({ err: asError(error) }, 'EndpointSlice source stopped on an unexpected error');
-      this.report(false, `stopped on an unexpected error: ${asError(error).message}`);
+      this.report(false, message);
+      this.notify((l) => l.loopDown(`EndpointSlice loop ${message}`));
     });
   }
 
@@ -133,23 +156,59 @@ class EndpointSliceLoop implements SliceSource {
     return this.abort.signal;
   }
 
+  private createView(): PoolSliceView {
+    const { options } = this;
+    return new PoolSliceView({
+      mode: options.mode,
+      relayServiceSuffix: options.relayServiceSuffix,
+      frontendServiceSuffix: options.frontendServiceSuffix,
+      frontendPortName: options.frontendPortName,
+      logger: options.logger,
+      onWarning: options.onWarning,
+    });
+  }
+
+  /**
+   * Runs the loop until the source stops. An exception that escapes it (a defect, or a dependency such as
+   * the warning hook that throws) restarts it after a backoff with a fresh view and a relist; the listener
+   * hears the loop is down until the restarted loop is synced (/healthz, docs/operations.md "Probes").
+   */
+  private async supervise(): Promise<void> {
+    while (!this.signal.aborted) {
+      try {
+        await this.run();
+        return;
+      } catch (error) {
+        if (this.signal.aborted) return;
+        const err = asError(error);
+        const delayMs = this.restartBackoff.next();
+        this.stats.loopRestarts += 1;
+        this.logger.error({ err, retry_in_ms: delayMs }, 'EndpointSlice loop failed unexpectedly; restarting it');
+        this.down = `EndpointSlice loop failed unexpectedly (${err.message.split('\n')[0]?.slice(0, 200)}); restarting in ${delayMs} ms`;
+        this.report(false, this.down);
+        this.notify((l) => l.loopDown(this.down));
+        await this.sleep(delayMs, this.signal);
+        this.view = this.createView();
+      }
+    }
+  }
+
   private async run(): Promise<void> {
     this.report(false, 'listing EndpointSlices');
     let resume: string | undefined;
     while (!this.signal.aborted) {
-      let retryReason: string | undefined;
+      let step: { resume?: string; retryReason?: string; relist?: boolean };
       if (resume === undefined) {
         const listed = await this.list();
-        resume = listed.resourceVersion;
-        retryReason = listed.retryReason;
-        if (resume !== undefined) ({ resume, retryReason } = await this.watch(resume, { afterList: true }));
+        step = listed.resourceVersion === undefined ? listed : await this.watch(listed.resourceVersion, { afterList: true });
       } else {
-        ({ resume, retryReason } = await this.watch(resume, { afterList: false }));
+        step = await this.watch(resume, { afterList: false });
       }
+      resume = step.resume;
       this.stats.resourceVersion = resume;
-      if (retryReason !== undefined && !this.signal.aborted) {
-        const delayMs = this.backoff.next();
-        this.report(false, `${retryReason}; retrying in ${delayMs} ms`);
+      if (step.retryReason !== undefined && !this.signal.aborted) {
+        const delayMs = step.relist ? this.relistBackoff.next() : this.backoff.next();
+        this.report(false, `${step.retryReason}; retrying in ${delayMs} ms`);
         await this.sleep(delayMs, this.signal);
       }
     }
@@ -183,7 +242,7 @@ class EndpointSliceLoop implements SliceSource {
     return { resourceVersion: list.resourceVersion };
   }
 
-  private async watch(from: string, context: { afterList: boolean }): Promise<WatchOutcome> {
+  private async watch(from: string, context: { afterList: boolean }): Promise<WatchOutcome & { relist: boolean }> {
     let resume = from;
     let delivered = false;
     let problem: WatchProblem | undefined;
@@ -199,12 +258,12 @@ class EndpointSliceLoop implements SliceSource {
     };
 
     const timeoutSeconds = (this.options.watchTimeoutSeconds ?? randomWatchTimeout)();
+    // A rejection is the reader's own failure (the loop's code threw): the supervisor restarts the loop.
     const end: WatchEnd = await this.api.watch({
       resourceVersion: from,
       signal: this.signal,
       timeoutSeconds,
-      // The server ends the watch after timeoutSeconds; silence well past that is a dead connection.
-      idleTimeoutMs: (timeoutSeconds + 60) * 1000,
+      idleTimeoutMs: this.options.watchIdleTimeoutMs ?? DEFAULT_WATCH_IDLE_TIMEOUT_MS,
       onOpen: () => {
         this.stats.watches += 1;
         openedAt = Date.now();
@@ -233,14 +292,13 @@ class EndpointSliceLoop implements SliceSource {
         }
         return false;
       },
-    }).catch((error: unknown): WatchEnd => ({ kind: 'failed', error: asError(error) }));
-    clearTimeout(graceTimer);
+    }).finally(() => clearTimeout(graceTimer));
     if (watchRecovered(openedAt === undefined ? undefined : Date.now() - openedAt, this.rewatchGraceMs)) {
       this.backoff.reset();
     }
     const outcome = classifyWatch(end, problem, { resume, delivered, elapsedMs: Date.now() - startedAt });
     this.record(outcome, resume);
-    return outcome;
+    return { ...outcome, relist: relists(outcome) };
   }
 
   /**
@@ -274,6 +332,10 @@ class EndpointSliceLoop implements SliceSource {
 
   private report(synced: boolean, reason?: string): void {
     if (this.signal.aborted && synced) return;
+    if (synced && this.down !== undefined) {
+      this.down = undefined;
+      this.notify((l) => l.loopDown(undefined));
+    }
     const last = this.lastStatus;
     if (last && last.synced === synced && last.reason === reason) return;
     this.lastStatus = { synced, reason };

@@ -18,6 +18,11 @@ export interface SliceSourceListener {
   update(key: PoolKey, endpoints: PoolEndpoints | null): void;
   /** synced: the last list succeeded and the watch runs. false with a reason while listing/re-watching. */
   status(synced: boolean, reason?: string): void;
+  /**
+   * The loop failed on an unexpected error and restarts after a backoff (`reason` says why and when; each
+   * such call is one restart); undefined once the restarted loop is synced again.
+   */
+  loopDown(reason: string | undefined): void;
 }
 
 export interface SliceSource {

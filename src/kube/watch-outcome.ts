@@ -35,7 +35,7 @@ export type WatchOutcome =
   | { kind: 'expired'; resume: undefined; retryReason: string }
   /** A line that is not a valid event: what it carried is lost. */
   | { kind: 'unparsable'; resume: undefined; retryReason: string }
-  /** Any other in-stream Status, HTTP status or request failure. */
+  /** Any other in-stream Status, HTTP status or request failure, or a watch silent for the idle timeout. */
   | { kind: 'failed'; resume: string; retryReason: string }
   /** The server's timeoutSeconds, or an API server restart: resuming loses nothing. */
   | { kind: 'ended'; resume: string; retryReason?: undefined }
@@ -61,6 +61,14 @@ export function classifyWatch(end: WatchEnd, problem: WatchProblem | undefined, 
   if (failure !== undefined) return { kind: 'failed', resume, retryReason: failure };
   if (watch.delivered || watch.elapsedMs >= MIN_QUIET_WATCH_MS) return { kind: 'ended', resume };
   return { kind: 'ended_early', resume, retryReason: 'watch ended at once without an event' };
+}
+
+/**
+ * Whether the loop relists next (a 410, an unparsable line). Relists wait on a backoff of their own that
+ * only time starts over: a relist's list succeeds every time, and must not reset the wait before the next.
+ */
+export function relists(outcome: WatchOutcome): boolean {
+  return outcome.kind === 'expired' || outcome.kind === 'unparsable';
 }
 
 /**
@@ -90,5 +98,6 @@ function describeWatchFailure(
   }
   if (end.kind === 'status') return `watch refused with HTTP ${end.status}: ${end.body.slice(0, 200)}`.trim();
   if (end.kind === 'failed') return `watch failed: ${end.error.message}`;
+  if (end.kind === 'idle') return `watch silent for ${end.idleMs} ms (no event or bookmark)`;
   return undefined;
 }

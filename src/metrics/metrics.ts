@@ -25,6 +25,7 @@ export class ServiceMetrics {
   private readonly warnings: Counter<'kind'>;
   private readonly storeSeconds: Histogram<'command' | 'outcome'>;
   private readonly regionDrops: Counter<'region'>;
+  private readonly kubeLoopRestarts: Counter;
 
   constructor(options: ServiceMetricsOptions = {}) {
     const registers = [this.registry];
@@ -154,6 +155,11 @@ export class ServiceMetrics {
       'Store entries this version cannot read (a change log entry, a pool hash), each logged and skipped.',
       (join) => join.storeStats().unreadableEntries,
     );
+    this.kubeLoopRestarts = new Counter({
+      name: 'poolscope_kube_loop_restarts_total',
+      help: 'Times the EndpointSlice list/watch loop failed on an unexpected error and was restarted (mcs/karmada modes).',
+      registers,
+    });
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -165,6 +171,10 @@ export class ServiceMetrics {
 
   readonly countRegionDrop = (region: string): void => {
     this.regionDrops.inc({ region });
+  };
+
+  readonly countKubeLoopRestart = (): void => {
+    this.kubeLoopRestarts.inc();
   };
 
   readonly countHeartbeat = (outcome: HeartbeatOutcome): void => {

@@ -122,7 +122,7 @@ export function openApiDocument(options: OpenApiOptions): JsonObject {
           summary: 'The process serves and can read its store',
           responses: {
             '200': json({ type: 'object', properties: { status: { const: 'ok' } }, required: ['status'] }, 'serving'),
-            '503': error('the store cannot be read (store_unavailable)'),
+            '503': error('the store cannot be read (store_unavailable), or a source’s loop failed and is restarting (source_down)'),
           },
         },
       },

@@ -15,7 +15,7 @@ export interface AssembleOptions {
   slices?: SliceSource;
   logger: Logger;
   /** Everything the join takes besides what is assembled here (the followed regions' stores included). */
-  join: Omit<JoinOptions, 'store' | 'slices' | 'logger' | 'onWarning' | 'inspect' | 'onRegionDropped'>;
+  join: Omit<JoinOptions, 'store' | 'slices' | 'logger' | 'onWarning' | 'inspect' | 'onRegionDropped' | 'onSliceLoopRestart'>;
   heartbeatIntervalMs: number;
   /** Write and read tokens (docs/contract.md §8); none: every route is open. */
   auth?: AppDeps['auth'];

@@ -43,9 +43,14 @@ export class Observability {
     });
   }
 
-  /** Options for the Join: warnings counted, every pool actor inspected. */
-  get joinHooks(): Pick<JoinOptions, 'onWarning' | 'inspect' | 'onRegionDropped'> {
-    return { onWarning: this.metrics.countWarning, inspect: this.inspector.inspect, onRegionDropped: this.metrics.countRegionDrop };
+  /** Options for the Join: warnings, region drops and EndpointSlice loop restarts counted, every pool actor inspected. */
+  get joinHooks(): Pick<JoinOptions, 'onWarning' | 'inspect' | 'onRegionDropped' | 'onSliceLoopRestart'> {
+    return {
+      onWarning: this.metrics.countWarning,
+      inspect: this.inspector.inspect,
+      onRegionDropped: this.metrics.countRegionDrop,
+      onSliceLoopRestart: this.metrics.countKubeLoopRestart,
+    };
   }
 
   attach(join: Join): DebugFeed {

@@ -35,13 +35,16 @@ export const DEFAULT_SUFFIXES = { relayServiceSuffix: '-pool-relay', frontendSer
 export type ListenerCall =
   | { kind: 'resync'; pools: Map<PoolKey, PoolEndpoints> }
   | { kind: 'update'; key: PoolKey; endpoints: PoolEndpoints | null }
-  | { kind: 'status'; synced: boolean; reason: string | undefined };
+  | { kind: 'status'; synced: boolean; reason: string | undefined }
+  | { kind: 'down'; reason: string | undefined };
 
 /** A listener that records every call and keeps the view it describes. */
 export class RecordingListener implements SliceSourceListener {
   readonly calls: ListenerCall[] = [];
   readonly view = new Map<PoolKey, PoolEndpoints>();
   synced = false;
+  /** Why the loop is down (it failed unexpectedly and restarts); undefined while it runs. */
+  down: string | undefined;
 
   resync(pools: ReadonlyMap<PoolKey, PoolEndpoints>): void {
     this.calls.push({ kind: 'resync', pools: new Map(pools) });
@@ -58,6 +61,11 @@ export class RecordingListener implements SliceSourceListener {
   status(synced: boolean, reason?: string): void {
     this.calls.push({ kind: 'status', synced, reason });
     this.synced = synced;
+  }
+
+  loopDown(reason: string | undefined): void {
+    this.calls.push({ kind: 'down', reason });
+    this.down = reason;
   }
 
   count(kind: ListenerCall['kind']): number {

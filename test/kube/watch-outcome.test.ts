@@ -5,6 +5,7 @@ import {
   classifyWatch,
   listFailureReason,
   MIN_QUIET_WATCH_MS,
+  relists,
   watchRecovered,
   type WatchProblem,
   type WatchRun,
@@ -71,7 +72,16 @@ describe('classifyWatch', () => {
     expect(outcome.retryReason).toBe(`watch refused with HTTP 403: forbidden ${'x'.repeat(190)}`);
   });
 
-  it('failed: a request that failed (refused connection, dropped socket, idle timeout)', () => {
+  it('failed: a watch silent for the idle timeout re-watches from the last version after a wait', () => {
+    const end: WatchEnd = { kind: 'idle', idleMs: 90_000 };
+    expect(classifyWatch(end, undefined, DELIVERED)).toEqual({
+      kind: 'failed',
+      resume: '1006',
+      retryReason: 'watch silent for 90000 ms (no event or bookmark)',
+    });
+  });
+
+  it('failed: a request that failed (refused connection, dropped socket)', () => {
     const end: WatchEnd = { kind: 'failed', error: new Error('connect ECONNREFUSED 127.0.0.1:6443') };
     expect(classifyWatch(end, undefined, DELIVERED)).toEqual({
       kind: 'failed',
@@ -96,6 +106,16 @@ describe('classifyWatch', () => {
       resume: '1002',
       retryReason: 'watch ended at once without an event',
     });
+  });
+});
+
+describe('relists', () => {
+  it('a 410 and an unparsable line relist (on the relist backoff); nothing else does', () => {
+    expect(relists(classifyWatch(STOPPED, statusLine(410), QUIET))).toBe(true);
+    expect(relists(classifyWatch(STOPPED, { kind: 'unparsable', why: 'not JSON' }, QUIET))).toBe(true);
+    expect(relists(classifyWatch(STOPPED, statusLine(500), QUIET))).toBe(false);
+    expect(relists(classifyWatch({ kind: 'idle', idleMs: 1 }, undefined, QUIET))).toBe(false);
+    expect(relists(classifyWatch(ENDED, undefined, DELIVERED))).toBe(false);
   });
 });
 

@@ -17,9 +17,16 @@ export interface RecordedRequest {
   query: Record<string, string>;
 }
 
-/** How to spoil the next list or watch request (`hang`: never answer). */
-export type ListFailure = 500 | 'drop' | 'hang';
-export type WatchFailure = 500 | 'drop' | 'http-410' | 'line-410';
+/**
+ * How to spoil the next list or watch request. A list: HTTP 500, the connection dropped without a reply,
+ * `hang` (never answer), `stall` (answer 200 and part of the body, then nothing, the connection open).
+ */
+export type ListFailure = 500 | 'drop' | 'hang' | 'stall';
+/**
+ * A watch: HTTP 500, dropped, HTTP 410, `line-410` (200 and one 410 ERROR line, as real servers do), or
+ * `silent` (200, then not a byte however the objects change, the connection open: a half-open path).
+ */
+export type WatchFailure = 500 | 'drop' | 'http-410' | 'line-410' | 'silent';
 
 type KubeObject = { metadata: { name: string; namespace: string; resourceVersion?: string } } & Record<string, unknown>;
 
@@ -46,6 +53,7 @@ export class FakeKubeApi {
   private oldestWatchable: number;
   private listFailures: ListFailure[] = [];
   private watchFailures: WatchFailure[] = [];
+  private everyWatchFails: WatchFailure | undefined;
 
   private constructor(
     private readonly server: http.Server,
@@ -140,6 +148,11 @@ export class FakeKubeApi {
     this.watchFailures.push(...failures);
   }
 
+  /** Every watch from now on fails this way, until called without one. */
+  failEveryWatch(failure?: WatchFailure): void {
+    this.everyWatchFails = failure;
+  }
+
   /** Destroy every open watch connection mid-stream. */
   dropWatches(): void {
     for (const watcher of [...this.watchers]) {
@@ -231,6 +244,10 @@ export class FakeKubeApi {
     const failure = this.listFailures.shift();
     if (failure === 'drop') return void req.socket.destroy();
     if (failure === 'hang') return;
+    if (failure === 'stall') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return void res.write('{"kind":"EndpointSliceList","apiVersion":"discovery.k8s.io/v1","metadata":');
+    }
     if (failure === 500) return status(res, 500, 'InternalError', 'etcdserver: request timed out');
     const items = [...this.objects.values()]
       .filter((o) => namespace === undefined || o.metadata.namespace === namespace)
@@ -253,7 +270,7 @@ export class FakeKubeApi {
     namespace: string | undefined,
     query: Record<string, string>,
   ): void {
-    const failure = this.watchFailures.shift();
+    const failure = this.watchFailures.shift() ?? this.everyWatchFails;
     if (failure === 'drop') return void req.socket.destroy();
     if (failure === 500) return status(res, 500, 'InternalError', 'internal error');
     const asked = query.resourceVersion;
@@ -261,6 +278,7 @@ export class FakeKubeApi {
     if (failure === 'http-410') return status(res, 410, 'Expired', tooOld(asked, this.oldestWatchable));
     res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
     res.flushHeaders();
+    if (failure === 'silent') return;
     if (failure === 'line-410' || from < this.oldestWatchable) {
       write(res, expiredLine(asked, this.oldestWatchable));
       return void res.end();

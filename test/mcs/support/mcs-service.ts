@@ -34,6 +34,8 @@ export interface McsServiceOptions {
   redisCommandTimeoutMs?: number;
   /** Hold the slice source's backoff gate from the start (the test lets it go on). */
   holdBackoff?: boolean;
+  /** The slice source's warning hook (as `serve` counts warnings with). */
+  onSliceWarning?: (kind: 'frontend_slice_without_port') => void;
 }
 
 export interface PoolRef {
@@ -105,6 +107,7 @@ export async function startMcsService(options: McsServiceOptions): Promise<McsSe
     // The product's backoff numbers (0.8 s doubling to 30 s, jitter), with the wait handed to the test.
     backoff: { sleep: backoff.sleep },
     rewatchGraceMs: options.rewatchGraceMs ?? 50,
+    onWarning: options.onSliceWarning,
   });
   let service: TestService;
   try {
