@@ -176,6 +176,7 @@ export const poolMachine = setup({
     /** A lapse (or a drop) of one region's lease; the lease side lapses when no region holds one. */
     recordLapse: assign(({ context, event }) => {
       if (event.type !== 'LEASE_LAPSED' && event.type !== 'REGION_DROPPED') return {};
+      // Stryker disable next-line LogicalOperator: not equivalent, but StrykerJS 9.6 places a mutant in a pattern's computed key by moving the whole `const` into a block, which breaks the unmutated code too; the default region is covered by every lapse test without regions
       const { [event.region ?? NO_REGION]: _gone, ...leases } = context.leases;
       return leaseFacts(leases, context.registration);
     }),

@@ -1,0 +1,59 @@
+// The parts `npm run mutation` runs, one StrykerJS run each (scripts/mutation.mjs): the files a part
+// mutates, and the unit test files that exercise them in process. A part's tests start no Redis, no
+// binary and no browser, so every mutant runs in seconds; the store part mutates only the parts of the
+// Redis store that need no live Redis (keys, replies, URL parsing, canonical JSON), see docs/design.md
+// "The store".
+export const MUTATION_PARTS = {
+  machines: {
+    mutate: ['machines/**/*.ts'],
+    tests: ['test/machines/**/*.test.ts'],
+  },
+  contract: {
+    mutate: ['src/contract/**/*.ts', '!src/contract/index.ts'],
+    tests: ['test/contract/**/*.test.ts'],
+  },
+  kube: {
+    mutate: [
+      'src/kube/**/*.ts',
+      '!src/kube/index.ts',
+      '!src/kube/types.ts',
+      // Loads @kubernetes/client-node and reads KUBECONFIG: exercised only by the binary tests.
+      '!src/kube/kube-config.ts',
+    ],
+    tests: ['test/kube/**/*.test.ts'],
+  },
+  join: {
+    mutate: ['src/join/**/*.ts'],
+    tests: ['test/join/**/*.test.ts'],
+  },
+  store: {
+    mutate: [
+      'src/store/memory.ts',
+      'src/store/memory-change-log.ts',
+      'src/store/canonical-json.ts',
+      'src/store/types.ts',
+      'src/store/redis/keys.ts',
+      'src/store/redis/replies.ts',
+      'src/store/redis/url.ts',
+    ],
+    tests: [
+      'test/store/memory.test.ts',
+      'test/store/redis-keys.test.ts',
+      'test/store/redis-url.test.ts',
+      'test/store/redis-replies.test.ts',
+      'test/store/canonical-json.test.ts',
+    ],
+  },
+};
+
+export const PART_NAMES = Object.keys(MUTATION_PARTS);
+
+/** The part named by POOLSCOPE_MUTATION_PART, which stryker.config.mjs and vitest.mutation.config.ts read. */
+export function currentPart() {
+  const name = process.env.POOLSCOPE_MUTATION_PART;
+  const part = name === undefined ? undefined : MUTATION_PARTS[name];
+  if (part === undefined) {
+    throw new Error(`POOLSCOPE_MUTATION_PART must be one of ${PART_NAMES.join(', ')} (got ${name ?? 'nothing'})`);
+  }
+  return { name, ...part };
+}

@@ -1,0 +1,113 @@
+#!/usr/bin/env node
+// `npm run mutation [-- PART...] [--full]`: StrykerJS over each part of scripts/mutation-parts.mjs in
+// turn (machines, contract, kube, join, store; all by default), each against its own unit tests, then
+// one report of them all: reports/mutation/mutation.json and mutation.html beside it. Exits 1 when a
+// part's run fails or scores below its break threshold (stryker.config.mjs), or the whole scores below
+// BREAK.
+//
+// Incremental mode: a developer's run reuses the results of the previous one for every mutant whose code
+// and tests did not change (reports/mutation/<part>/incremental.json, not committed). `--full`, and any
+// run with CI set, runs every mutant: a gate reads a full result (see README "Development").
+import { spawn } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { MUTATION_PARTS, PART_NAMES } from './mutation-parts.mjs';
+
+const BREAK = 90;
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+const require = createRequire(import.meta.url);
+// The report libraries StrykerJS itself uses, resolved from its own package so they are its versions.
+const fromStryker = createRequire(require.resolve('@stryker-mutator/core'));
+
+const args = process.argv.slice(2);
+const full = args.includes('--full') || Boolean(process.env.CI);
+const named = args.filter((arg) => !arg.startsWith('--'));
+const unknown = named.filter((name) => !(name in MUTATION_PARTS));
+if (unknown.length > 0) {
+  process.stderr.write(`mutation: unknown part ${unknown.join(', ')} (parts: ${PART_NAMES.join(', ')})\n`);
+  process.exit(2);
+}
+const parts = named.length > 0 ? named : PART_NAMES;
+
+function runPart(name) {
+  const strykerBin = `${repoRoot}node_modules/@stryker-mutator/core/bin/stryker.js`;
+  const strykerArgs = ['run', 'stryker.config.mjs', ...(full ? [] : ['--incremental'])];
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [strykerBin, ...strykerArgs], {
+      cwd: repoRoot,
+      stdio: 'inherit',
+      env: { ...process.env, POOLSCOPE_MUTATION_PART: name, POOLSCOPE_SKIP_BUILD: '1' },
+    });
+    child.on('exit', (code, signal) => resolve(code ?? (signal === null ? 1 : 128)));
+  });
+}
+
+const outcomes = [];
+for (const name of parts) {
+  const started = Date.now();
+  process.stdout.write(`\nmutation: part ${name} (${full ? 'every mutant' : 'incremental'})\n`);
+  const code = await runPart(name);
+  outcomes.push({ name, code, seconds: Math.round((Date.now() - started) / 1000) });
+}
+
+// One report of every part run now: each part's files under one root.
+const merged = { schemaVersion: '2', thresholds: { high: 95, low: BREAK }, files: {}, projectRoot: repoRoot };
+for (const { name } of outcomes) {
+  let report;
+  try {
+    report = JSON.parse(await readFile(`${repoRoot}reports/mutation/${name}/mutation.json`, 'utf8'));
+  } catch {
+    continue;
+  }
+  Object.assign(merged.files, report.files);
+  if (report.testFiles !== undefined) merged.testFiles = { ...merged.testFiles, ...report.testFiles };
+}
+
+const { calculateMetrics } = await import(fromStryker.resolve('mutation-testing-metrics'));
+const metrics = calculateMetrics(merged.files);
+const score = metrics.metrics.mutationScore;
+await mkdir(`${repoRoot}reports/mutation`, { recursive: true });
+await writeFile(`${repoRoot}reports/mutation/mutation.json`, JSON.stringify(merged));
+await writeFile(`${repoRoot}reports/mutation/mutation.html`, await reportHtml(merged));
+
+const rows = [];
+const walk = (node, path) => {
+  for (const child of node.childResults) {
+    const childPath = path === '' ? child.name : `${path}/${child.name}`;
+    if (child.file !== undefined) rows.push([childPath, child.metrics]);
+    else walk(child, childPath);
+  }
+};
+walk(metrics, '');
+process.stdout.write('\nmutation: score per file (killed + timed out, of the valid mutants)\n');
+for (const [path, m] of rows) {
+  const undetected = m.survived + m.noCoverage;
+  process.stdout.write(`${m.mutationScore.toFixed(1).padStart(6)} %  ${String(m.totalValid).padStart(4)} mutants  ${String(undetected).padStart(3)} undetected  ${path}\n`);
+}
+for (const { name, code, seconds } of outcomes) {
+  process.stdout.write(`mutation: part ${name}: ${code === 0 ? 'passed' : `failed (exit ${code})`} in ${seconds} s\n`);
+}
+process.stdout.write(`mutation: ${score.toFixed(2)} % of ${metrics.metrics.totalValid} mutants (break at ${BREAK} %); reports/mutation/mutation.html\n`);
+process.exit(outcomes.some(({ code }) => code !== 0) || !(score >= BREAK) ? 1 : 0);
+
+/** The HTML page StrykerJS's html reporter writes, for the merged report. */
+async function reportHtml(report) {
+  const elements = await readFile(fromStryker.resolve('mutation-testing-elements/dist/mutation-test-elements.js'), 'utf8');
+  const json = JSON.stringify(report).replace(/</g, '<"+"');
+  return `<!DOCTYPE html>
+<html>
+<head><meta charset="utf-8"><title>poolscope mutation testing</title><script>${elements}</script></head>
+<body>
+<mutation-test-report-app titlePostfix="poolscope"></mutation-test-report-app>
+<script>
+  const app = document.querySelector('mutation-test-report-app');
+  app.report = ${json};
+  const updateTheme = () => { document.body.style.backgroundColor = app.themeBackgroundColor; };
+  app.addEventListener('theme-changed', updateTheme);
+  updateTheme();
+</script>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,33 @@
+// StrykerJS over one part of poolscope at a time (scripts/mutation-parts.mjs names the parts: the files
+// each mutates and the unit tests that exercise them). `npm run mutation` (scripts/mutation.mjs) runs every
+// part in turn and merges their reports; `POOLSCOPE_MUTATION_PART=kube npx stryker run` runs one.
+// @ts-check
+import { currentPart } from './scripts/mutation-parts.mjs';
+
+const part = currentPart();
+
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  testRunner: 'vitest',
+  vitest: {
+    configFile: 'vitest.mutation.config.ts',
+    // The part's test files are chosen by the configuration above: run all of them in the dry run,
+    // then, per mutant, the tests that covered it (coverageAnalysis perTest).
+    related: false,
+  },
+  coverageAnalysis: 'perTest',
+  mutate: part.mutate,
+  // Two cores: one test runner per core at most (CI has the machine to itself).
+  concurrency: 2,
+  timeoutMS: 10000,
+  thresholds: { high: 95, low: 90, break: 90 },
+  reporters: ['clear-text', 'progress-append-only', 'json', 'html'],
+  jsonReporter: { fileName: `reports/mutation/${part.name}/mutation.json` },
+  htmlReporter: { fileName: `reports/mutation/${part.name}/mutation.html` },
+  clearTextReporter: { allowColor: false, logTests: false, reportScoreTable: true },
+  incrementalFile: `reports/mutation/${part.name}/incremental.json`,
+  tempDirName: '.stryker-tmp',
+  // Not needed by any part's tests: copying them into the sandbox only costs time.
+  ignorePatterns: ['dist', 'reports', 'test-artifacts', 'bench', 'deploy', 'docs', 'coverage', '.tmp'],
+  cleanTempDir: 'always',
+};

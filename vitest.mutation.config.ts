@@ -1,0 +1,15 @@
+// The vitest configuration StrykerJS runs (stryker.config.mjs): only the unit test files of the part
+// named by POOLSCOPE_MUTATION_PART (scripts/mutation-parts.mjs), without the global setup that builds
+// dist/ for the binary tests, so no mutant starts a build, a Redis, a binary or a browser.
+import { defineConfig } from 'vitest/config';
+import { currentPart } from './scripts/mutation-parts.mjs';
+
+const part = currentPart() as { tests: string[] };
+
+export default defineConfig({
+  test: {
+    include: part.tests,
+    testTimeout: 30000,
+    hookTimeout: 60000,
+  },
+});
