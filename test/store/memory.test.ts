@@ -24,10 +24,22 @@ describe('memory store', () => {
     await store.close();
   });
 
-  it('forgets on restart and says so', () => {
-    const store = createMemoryStore({ leaseMs: 100 });
-    expect(store.kind).toBe('memory');
-    expect(store.forgetsOnRestart).toBe(true);
+  it('forgets its leases on restart, with a new epoch, and says so', async () => {
+    const first = createMemoryStore({ leaseMs: 60_000 });
+    await first.heartbeat(registration('forgotten'));
+    const before = await first.snapshot();
+    expect(before.records.map((r) => r.key)).toEqual(['us-east-1/llm/forgotten']);
+    await first.close();
+    // A restart of the process is a new store: nothing of the first one is left.
+    const second = createMemoryStore({ leaseMs: 60_000 });
+    try {
+      expect(second.forgetsOnRestart).toBe(true);
+      const after = await second.snapshot();
+      expect(after.records).toEqual([]);
+      expect(after.epoch).not.toBe(before.epoch);
+    } finally {
+      await second.close();
+    }
   });
 
   it('keeps at least changeLogCap events and loses the position just beyond them', async () => {

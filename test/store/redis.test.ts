@@ -7,7 +7,7 @@ import type { Registration } from '../../src/contract/index.js';
 import { createRedisStore } from '../../src/store/redis/index.js';
 import { createStoreKeys } from '../../src/store/redis/keys.js';
 import type { RegistrationStore } from '../../src/store/types.js';
-import { randomPrefix } from '../support/redis-server.js';
+import { randomPrefix, startPrivateRedis } from '../support/redis-server.js';
 import { useRedis } from '../support/use-redis.js';
 import { describeStoreContract } from './contract.js';
 import { eventually, pause, registration, ReplayedView, WatchRecorder } from './contract-support.js';
@@ -178,11 +178,39 @@ describe('redis store', () => {
     }
   });
 
-  it('remembers across restarts of the service', () => {
-    const store = openStore(randomPrefix(), 1000);
-    expect(store.kind).toBe('redis');
-    expect(store.forgetsOnRestart).toBe(false);
-    return store.close();
+  it('remembers its leases and its log across a restart of the store and of redis-server (with persistence)', async () => {
+    // A Redis of its own that writes every change to its append-only file, so a SIGKILL loses nothing.
+    const persistent = await startPrivateRedis({ args: ['--appendonly', 'yes', '--appendfsync', 'always'] });
+    const prefix = randomPrefix('restart');
+    const open = () => createRedisStore({ url: persistent.url, prefix, leaseMs: 60_000, commandTimeoutMs: 1000, logger });
+    try {
+      const first = open();
+      const kept = registration('kept');
+      await first.heartbeat(kept);
+      const before = await first.snapshot();
+      await first.close();
+
+      await persistent.restart();
+      const second = open();
+      const recorder = new WatchRecorder(second, before.position);
+      try {
+        expect(second.forgetsOnRestart).toBe(false);
+        const after = await eventually(() => second.snapshot().catch(() => undefined), { what: 'a snapshot after the restart' });
+        expect(after.records.map((r) => [r.key, r.version, r.deadlineMs])).toEqual([[keyOf(kept), 1, before.records[0]!.deadlineMs]]);
+        // The same data lifetime (no refill), and the log reaches back to where the first store was.
+        expect(after.epoch).toBe(before.epoch);
+        expect(after.position).toBe(before.position);
+        const changed = registration('kept', 1);
+        expect((await second.heartbeat(changed)).changed).toBe(true);
+        const [event] = await recorder.untilUpsertOf(keyOf(changed));
+        expect(event).toMatchObject({ type: 'upsert', record: { key: keyOf(changed), version: 2 } });
+      } finally {
+        await recorder.stop();
+        await second.close();
+      }
+    } finally {
+      await persistent.stop();
+    }
   });
 });
 
