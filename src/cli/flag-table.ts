@@ -238,6 +238,10 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
       return undefined;
     },
   },
+  // Limits (docs/contract.md §8).
+  countFlag('max-connections', 'maxConnections', 'connections open at once; beyond it a new connection is closed at once'),
+  countFlag('max-watchers', 'maxWatchers', 'GET /pools/watch streams open at once; beyond it 503 too_many_watchers with Retry-After'),
+  countFlag('watch-max-backlog-bytes', 'watchMaxBacklogBytes', "bytes a watch stream may have unsent before it is cut (a client that stopped reading)"),
   pathFlag('tls-cert-path', 'tlsCertPath', 'PEM certificate to serve HTTPS with; needs --tls-key-path'),
   pathFlag('tls-key-path', 'tlsKeyPath', 'PEM private key of the certificate; needs --tls-cert-path'),
   pathFlag('tls-client-ca-path', 'tlsClientCaPath', 'PEM CA certificate(s): every client must present a certificate it signed (mutual TLS); needs --tls-cert-path', 'certificate'),
@@ -290,6 +294,24 @@ function isOneOf<T extends string>(value: string, allowed: readonly T[]): value 
 
 function mustBeOneOf(allowed: readonly string[], value: string): string {
   return `must be one of ${allowed.join(', ')} (got ${quote(value)})`;
+}
+
+/** A positive whole number of the general group (a limit). */
+function countFlag(name: string, field: 'maxConnections' | 'maxWatchers' | 'watchMaxBacklogBytes', summary: string): FlagSpec {
+  return {
+    name,
+    group: 'general',
+    valueName: 'N',
+    summary,
+    defaultText: String(DEFAULT_CONFIG[field]),
+    field,
+    apply(value, draft) {
+      if (!/^\d+$/.test(value) || Number(value) <= 0) return `must be a positive integer (got ${quote(value)})`;
+      if (!Number.isSafeInteger(Number(value))) return `must be at most ${Number.MAX_SAFE_INTEGER}`;
+      draft[field] = Number(value);
+      return undefined;
+    },
+  };
 }
 
 /**

@@ -20,6 +20,10 @@ export type ErrorCode =
   | 'store_unavailable'
   | 'not_found'
   | 'not_ready'
+  | 'too_many_watchers'
+  | 'bad_request'
+  | 'request_timeout'
+  | 'headers_too_large'
   | 'source_down'
   | 'method_not_allowed'
   | 'internal';

@@ -15,6 +15,7 @@ import { ApiError, errorResponse } from './errors.js';
 import type { HeartbeatDeps } from './heartbeat.js';
 import { opsRoutes } from './ops.js';
 import { poolsRoutes } from './pools.js';
+import type { WatchDropReason, WatchLimits, WatchStats } from './watch-hub.js';
 
 export interface AppDeps {
   join: Join;
@@ -28,6 +29,12 @@ export interface AppDeps {
   keepAliveMs?: number;
   onHeartbeat?: HeartbeatDeps['onOutcome'];
   onSubscribers?: (count: number) => void;
+  /** `--max-watchers` and `--watch-max-backlog-bytes` (docs/contract.md §8); default DEFAULT_WATCH_LIMITS. */
+  watchLimits?: WatchLimits;
+  /** Given the watch fan-out once it is built (the metrics read its streams and backlog when scraped). */
+  onWatchHub?: (hub: WatchStats) => void;
+  onWatchDropped?: (reason: WatchDropReason) => void;
+  onWatchRefused?: () => void;
   /** Aborted when the server drains (ends every watch stream). */
   shutdown?: AbortSignal;
   /** GET /metrics (not mounted without it). */
@@ -49,6 +56,11 @@ export function createApp(deps: AppDeps): Hono {
       keepAliveMs: deps.keepAliveMs ?? 15_000,
       onOutcome: deps.onHeartbeat,
       onSubscribers: deps.onSubscribers,
+      watchLimits: deps.watchLimits,
+      onDropped: deps.onWatchDropped,
+      onWatchRefused: deps.onWatchRefused,
+      onWatchHub: deps.onWatchHub,
+      logger: deps.logger,
       shutdown: deps.shutdown,
     }),
   );

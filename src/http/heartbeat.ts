@@ -1,6 +1,7 @@
 // POST /pools: a PoolRelay's heartbeat. Checks run in the order a client can fix them: type, size,
 // JSON, fields; only a request that passes every check reaches the store, so a refusal changes nothing.
 import type { Context } from 'hono';
+import type { Logger } from 'pino';
 import { describeIssue, poolKey, registrationSchema, type HeartbeatReply } from '../contract/index.js';
 import { StoreUnavailableError, type RegistrationStore } from '../store/types.js';
 import { ApiError } from './errors.js';
@@ -9,7 +10,8 @@ export interface HeartbeatDeps {
   store: RegistrationStore;
   leaseMs: number;
   heartbeatIntervalMs: number;
-  onOutcome?: (outcome: 'ok' | 'invalid' | 'unauthorized' | 'unavailable') => void;
+  onOutcome?: (outcome: 'ok' | 'invalid' | 'unauthorized' | 'unavailable' | 'aborted') => void;
+  logger?: Logger;
 }
 
 /**
@@ -28,7 +30,16 @@ export function heartbeatHandler(deps: HeartbeatDeps) {
       deps.onOutcome?.('invalid');
       throw new ApiError(415, 'unsupported_media_type', 'the body must be JSON (Content-Type: application/json)');
     }
-    const text = await c.req.text();
+    let text: string;
+    try {
+      text = await c.req.text();
+    } catch (error) {
+      // The client left before its body was complete: nobody reads the reply, and it is no defect of ours
+      // (docs/operations.md "Failure modes"), so one quiet line and a count, not a 500 with a stack.
+      deps.onOutcome?.('aborted');
+      deps.logger?.debug({ method: c.req.method, path: c.req.path, reason: (error as Error).message }, 'request body aborted by the client');
+      throw new ApiError(400, 'invalid_json', 'the body ended before it was complete');
+    }
     let body: unknown;
     try {
       body = JSON.parse(text);

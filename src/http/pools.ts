@@ -5,14 +5,25 @@
 import { Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { MAX_BODY_BYTES } from '../contract/index.js';
+import type { Logger } from 'pino';
 import type { ListedView } from '../join/listed-view.js';
 import { ApiError } from './errors.js';
 import { heartbeatHandler, type HeartbeatDeps } from './heartbeat.js';
+import { DEFAULT_WATCH_LIMITS, WatchHub, type WatchHubOptions, type WatchLimits, type WatchStats } from './watch-hub.js';
 import { watchHandler, type WatchDeps } from './watch.js';
 
 // Tokens are checked before these routes, by the app's access guard (auth.ts).
-export interface PoolsRoutesDeps extends HeartbeatDeps, WatchDeps {
+export interface PoolsRoutesDeps extends HeartbeatDeps, Omit<WatchDeps, 'hub'>, Pick<WatchHubOptions, 'onSubscribers' | 'onDropped'> {
   view: ListedView;
+  /** SSE keep-alive comment period. */
+  keepAliveMs: number;
+  /** Default: DEFAULT_WATCH_LIMITS (docs/contract.md §8). */
+  watchLimits?: WatchLimits;
+  /** Aborted when the server drains: every watch stream ends so connections can close. */
+  shutdown?: AbortSignal;
+  logger?: Logger;
+  /** Given the hub once built (metrics read its streams and backlog). */
+  onWatchHub?: (hub: WatchStats) => void;
 }
 
 export function poolsRoutes(deps: PoolsRoutesDeps): Hono {
@@ -20,6 +31,17 @@ export function poolsRoutes(deps: PoolsRoutesDeps): Hono {
     deps.onOutcome?.('invalid');
     throw new ApiError(413, 'payload_too_large', `the body must be at most ${MAX_BODY_BYTES} bytes`);
   };
+  const hub = new WatchHub({
+    view: deps.view,
+    ...(deps.watchLimits ?? DEFAULT_WATCH_LIMITS),
+    keepAliveMs: deps.keepAliveMs,
+    logger: deps.logger,
+    onSubscribers: deps.onSubscribers,
+    onDropped: deps.onDropped,
+  });
+  deps.onWatchHub?.(hub);
+  if (deps.shutdown?.aborted) hub.close();
+  else deps.shutdown?.addEventListener('abort', () => hub.close(), { once: true });
   const app = new Hono();
   // Hono's bodyLimit reads the raw web stream, which makes @hono/node-server build a full Request for every
   // POST (measured: about half a heartbeat's CPU). A body with a Content-Length is framed by Node's HTTP
@@ -37,5 +59,5 @@ export function poolsRoutes(deps: PoolsRoutesDeps): Hono {
       const model = c.req.query('model');
       return c.body(deps.view.body(model), 200, { 'content-type': 'application/json' });
     })
-    .get('/pools/watch', watchHandler(deps));
+    .get('/pools/watch', watchHandler({ hub, onWatchRefused: deps.onWatchRefused }));
 }

@@ -1,9 +1,11 @@
 // A Server-Sent Events response fed by a subscription: events are queued synchronously as the source
 // publishes them and written in order by one loop, so a slow client never reorders or loses an event
 // (it only delays its own stream). Comment lines keep the connection alive; the stream ends when the
-// client goes away or the server drains.
+// client goes away or the server drains. A HEAD request gets the stream's headers and subscribes nothing.
+// (GET /pools/watch has its own fan-out, watch-hub.ts; this serves the /debug feed.)
 import type { Context } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
+import { SSE_HEADERS } from './watch-sink.js';
 
 export interface QueuedSseOptions<E> {
   /** Written before anything the subscription delivers (e.g. a resync). */
@@ -20,7 +22,26 @@ export interface QueuedSseOptions<E> {
 
 const KEEPALIVE = Symbol('keepalive');
 
+/**
+ * One 'abort' listener per shutdown signal, however many streams wait on it: a listener per stream would
+ * pass Node's limit of ten on one EventTarget and print MaxListenersExceededWarning.
+ */
+const onShutdown = new WeakMap<AbortSignal, Set<() => void>>();
+
+function whenShutdown(signal: AbortSignal, end: () => void): () => void {
+  let ends = onShutdown.get(signal);
+  if (!ends) {
+    const set = new Set<() => void>();
+    ends = set;
+    onShutdown.set(signal, set);
+    signal.addEventListener('abort', () => [...set].forEach((f) => f()), { once: true });
+  }
+  ends.add(end);
+  return () => ends.delete(end);
+}
+
 export function queuedSse<E>(c: Context, options: QueuedSseOptions<E>): Response {
+  if (c.req.method === 'HEAD') return new Response(null, { status: 200, headers: SSE_HEADERS });
   return streamSSE(c, async (stream) => {
     const queue: (E | typeof KEEPALIVE)[] = [...options.first];
     let wake: (() => void) | undefined;
@@ -38,7 +59,7 @@ export function queuedSse<E>(c: Context, options: QueuedSseOptions<E>): Response
     };
     stream.onAbort(end);
     if (options.shutdown?.aborted) end();
-    options.shutdown?.addEventListener('abort', end, { once: true });
+    const forget = options.shutdown ? whenShutdown(options.shutdown, end) : undefined;
     try {
       while (!closed) {
         const event = queue.shift();
@@ -52,7 +73,7 @@ export function queuedSse<E>(c: Context, options: QueuedSseOptions<E>): Response
       }
     } finally {
       clearInterval(keepAlive);
-      options.shutdown?.removeEventListener('abort', end);
+      forget?.();
       unsubscribe();
       options.onSubscribersChanged?.();
     }

@@ -1,10 +1,13 @@
-// Listening and draining: the only place a socket is opened. TLS when a certificate is configured.
+// Listening and draining: the only place a socket is opened. TLS when a certificate is configured. The
+// connection limits and timeouts of docs/contract.md §8 are in connection-limits.ts.
 import { createServer as createHttpsServer } from 'node:https';
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import type { Hono } from 'hono';
+import type { Logger } from 'pino';
+import { DEFAULT_CONNECTION_LIMITS, guardServer, timeoutOptions, type ConnectionLimits, type GuardOptions } from './connection-limits.js';
 
 export interface ListenOptions {
   app: Hono;
@@ -12,6 +15,11 @@ export interface ListenOptions {
   port: number;
   /** HTTPS; with `clientCaPath`, mutual TLS: a client certificate signed by that CA on every connection (docs/contract.md §8). */
   tls?: { certPath: string; keyPath: string; clientCaPath?: string };
+  /** Default: DEFAULT_CONNECTION_LIMITS (`--max-connections` sets `maxConnections`). */
+  limits?: Partial<ConnectionLimits>;
+  /** Where refused connections and accept errors are logged. */
+  logger?: Logger;
+  onConnectionRefused?: GuardOptions['onRefused'];
 }
 
 export interface RunningServer {
@@ -35,12 +43,16 @@ export async function listen(options: ListenOptions): Promise<RunningServer> {
         },
       }
     : {};
+  const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
+  const serverOptions = { ...timeoutOptions(limits), ...('serverOptions' in tls ? tls.serverOptions : {}) };
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = serve({ fetch: options.app.fetch, hostname: options.host, port: options.port, ...tls }, () =>
-      resolve(s as Server),
-    ) as Server;
+    const s = serve({ fetch: options.app.fetch, hostname: options.host, port: options.port, ...tls, serverOptions }, () => {
+      s.off('error', reject);
+      resolve(s);
+    }) as Server;
     s.once('error', reject);
   });
+  guardServer(server, { limits, logger: options.logger, onRefused: options.onConnectionRefused });
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {

@@ -5,9 +5,10 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { POOL_STATES, type PoolState } from '../contract/index.js';
 import type { Join } from '../join/join.js';
 import { WARNING_KINDS, type WarningKind } from '../join/warnings.js';
+import { LimitMetrics } from './limit-metrics.js';
 
-export type HeartbeatOutcome = 'ok' | 'invalid' | 'unauthorized' | 'unavailable';
-export const HEARTBEAT_OUTCOMES: readonly HeartbeatOutcome[] = ['ok', 'invalid', 'unauthorized', 'unavailable'];
+export type HeartbeatOutcome = 'ok' | 'invalid' | 'unauthorized' | 'unavailable' | 'aborted';
+export const HEARTBEAT_OUTCOMES: readonly HeartbeatOutcome[] = ['ok', 'invalid', 'unauthorized', 'unavailable', 'aborted'];
 
 /** Store commands are milliseconds when healthy and bounded by the command timeout (1 s by default). */
 const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
@@ -19,6 +20,8 @@ export interface ServiceMetricsOptions {
 
 export class ServiceMetrics {
   readonly registry = new Registry();
+  /** Watch streams and connections against their limits (docs/contract.md §8). */
+  readonly limits: LimitMetrics;
   private join: Join | undefined;
   private readonly heartbeats: Counter<'outcome'>;
   private readonly lapses: Counter;
@@ -59,9 +62,10 @@ export class ServiceMetrics {
         for (const [model, n] of counts) this.set({ model }, n);
       },
     });
+    this.limits = new LimitMetrics(registers);
     this.heartbeats = new Counter({
       name: 'poolscope_heartbeats_total',
-      help: 'POST /pools requests, by outcome (ok, invalid, unauthorized, unavailable).',
+      help: 'POST /pools requests, by outcome (ok, invalid, unauthorized, unavailable, aborted: the client left mid-body).',
       labelNames: ['outcome'],
       registers,
     });
@@ -90,7 +94,7 @@ export class ServiceMetrics {
       help: 'Open GET /pools/watch streams.',
       registers,
       collect() {
-        this.set(metrics.join?.view.subscriberCount ?? 0);
+        this.set(metrics.limits.watchers?.size ?? 0);
       },
     });
     new Gauge({

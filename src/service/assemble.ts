@@ -21,6 +21,8 @@ export interface AssembleOptions {
   auth?: AppDeps['auth'];
   /** SSE keep-alive period (default 15 s). */
   keepAliveMs?: number;
+  /** `--max-watchers`, `--watch-max-backlog-bytes` (default DEFAULT_WATCH_LIMITS). */
+  watchLimits?: AppDeps['watchLimits'];
   /** A caller that needs the facade before the store exists (to count slice warnings) passes its own. */
   observability?: Observability;
   observabilityOptions?: ObservabilityOptions;
@@ -59,6 +61,7 @@ export function assembleService(options: AssembleOptions): AssembledService {
     heartbeatIntervalMs: options.heartbeatIntervalMs,
     auth: options.auth,
     keepAliveMs: options.keepAliveMs,
+    watchLimits: options.watchLimits,
     shutdown: shutdown.signal,
     ...observability.appDeps(),
   });

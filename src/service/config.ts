@@ -28,6 +28,12 @@ export interface ServeConfig {
   readTokenFile: string | undefined;
   /** `--tls-client-ca-path`: every connection must present a client certificate signed by this CA. */
   tlsClientCaPath: string | undefined;
+  /** `--max-connections`: connections open at once; beyond it a new one is closed at once (docs/contract.md §8). */
+  maxConnections: number;
+  /** `--max-watchers`: GET /pools/watch streams open at once; beyond it 503 too_many_watchers. */
+  maxWatchers: number;
+  /** `--watch-max-backlog-bytes`: a watch stream whose unsent bytes pass this is cut. */
+  watchMaxBacklogBytes: number;
   /** The home region of `--region` (docs/contract.md §7); undefined without regions. */
   region: string | undefined;
   /** Every region of `--regions-file`, sorted by name; empty without regions. */
@@ -62,6 +68,9 @@ export const DEFAULT_CONFIG: ServeConfig = {
   authTokenFile: undefined,
   readTokenFile: undefined,
   tlsClientCaPath: undefined,
+  maxConnections: 10_000,
+  maxWatchers: 10_000,
+  watchMaxBacklogBytes: 4 * 1024 * 1024,
   region: undefined,
   regions: [],
   regionHoldMs: undefined,

@@ -60,12 +60,15 @@ export class Observability {
   }
 
   /** Options for createApp: /metrics, the /debug page and the heartbeat counter. */
-  appDeps(): Pick<AppDeps, 'metrics' | 'debugPage' | 'onHeartbeat'> {
+  appDeps(): Pick<AppDeps, 'metrics' | 'debugPage' | 'onHeartbeat' | 'onWatchHub' | 'onWatchDropped' | 'onWatchRefused'> {
     if (!this.feed) throw new Error('Observability.attach(join) must come before appDeps()');
     return {
       metrics: this.metrics,
       debugPage: { feed: this.feed, bundle: this.options.bundle ?? loadPageBundle() },
       onHeartbeat: this.metrics.countHeartbeat,
+      onWatchHub: this.metrics.limits.observeWatchers,
+      onWatchDropped: this.metrics.limits.countWatchDrop,
+      onWatchRefused: this.metrics.limits.countWatchRefused,
     };
   }
 

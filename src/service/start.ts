@@ -78,6 +78,7 @@ async function assembleFromConfig(
       ...parts.join,
     },
     heartbeatIntervalMs: config.heartbeatIntervalMs,
+    watchLimits: { maxWatchers: config.maxWatchers, maxBacklogBytes: config.watchMaxBacklogBytes },
     auth,
     keepAliveMs: parts.keepAliveMs,
   });
@@ -103,6 +104,9 @@ export async function startServe(config: ServeConfig, logger: Logger): Promise<S
       app: service.app,
       host: config.listen.host,
       port: config.listen.port,
+      limits: { maxConnections: config.maxConnections },
+      logger,
+      onConnectionRefused: service.observability.metrics.limits.countConnectionRefused,
       tls:
         config.tlsCertPath && config.tlsKeyPath
           ? { certPath: config.tlsCertPath, keyPath: config.tlsKeyPath, clientCaPath: config.tlsClientCaPath }

@@ -1,0 +1,155 @@
+// The fan-out of GET /pools/watch (docs/contract.md §5, §8): one subscription to the listed view for
+// every watch stream of the replica. Each event is serialized and encoded once, into one frame that every
+// stream is handed as it is; a new stream's first `resync` is the GET /pools body the view already
+// encoded for its revision. Writes never wait for a client: what a stream has not sent yet is its
+// backlog, and a stream whose backlog passes the limit is cut (the client reconnects and gets a
+// `resync`), so a client that stops reading costs at most the limit and never slows the others.
+// Keep-alive comments come from one timer for all streams.
+import type { Logger } from 'pino';
+import type { WatchEvent } from '../contract/index.js';
+import type { ListedView } from '../join/listed-view.js';
+import type { WatchDropReason, WatchStats } from '../metrics/limit-metrics.js';
+import type { WatchSink } from './watch-sink.js';
+
+export type { WatchDropReason, WatchStats };
+
+/** The limits of the watch streams (docs/contract.md §8) and their defaults. */
+export interface WatchLimits {
+  maxWatchers: number;
+  maxBacklogBytes: number;
+}
+export const DEFAULT_WATCH_LIMITS: WatchLimits = { maxWatchers: 10_000, maxBacklogBytes: 4 * 1024 * 1024 };
+
+export interface WatchHubOptions extends WatchLimits {
+  view: ListedView;
+  /** Period of the `: keep-alive` comment (the contract's bound is 15 s). */
+  keepAliveMs: number;
+  logger?: Logger;
+  /** The number of open streams, after each change. */
+  onSubscribers?: (count: number) => void;
+  onDropped?: (reason: WatchDropReason) => void;
+}
+
+const encoder = new TextEncoder();
+const KEEPALIVE_FRAME = encoder.encode(': keep-alive\n\n');
+
+/** One SSE frame (docs/contract.md §5): `event:` the kind, `id:` the revision, `data:` one line of JSON. */
+export function eventFrame(kind: string, revision: string, json: string): Uint8Array {
+  return encoder.encode(`event: ${kind}\nid: ${revision}\ndata: ${json}\n\n`);
+}
+
+/**
+ * `maxWatchers`: streams beyond this many are refused (`--max-watchers`); `maxBacklogBytes`: a stream whose
+ * unsent bytes pass this is cut (`--watch-max-backlog-bytes`).
+ */
+export class WatchHub implements WatchStats {
+  private readonly sinks = new Set<WatchSink>();
+  private unsubscribe: (() => void) | undefined;
+  private keepAlive: ReturnType<typeof setInterval> | undefined;
+  private closed = false;
+  /** The first-resync frame of the view's current body (the body is encoded once per revision). */
+  private resync: { body: Uint8Array; frame: Uint8Array } | undefined;
+  /** The size of the last resync frame: one resync is always allowed in flight on top of the limit. */
+  private resyncBytes = 0;
+
+  constructor(private readonly options: WatchHubOptions) {}
+
+  get size(): number {
+    return this.sinks.size;
+  }
+
+  /** Unsent bytes of every stream, summed (read when /metrics is scraped). */
+  get backlogBytes(): number {
+    let total = 0;
+    for (const sink of this.sinks) total += sink.backlogBytes;
+    return total;
+  }
+
+  /** `--max-watchers`. */
+  get maxWatchers(): number {
+    return this.options.maxWatchers;
+  }
+
+  /** True when one more stream would pass `--max-watchers`. */
+  get full(): boolean {
+    return this.sinks.size >= this.options.maxWatchers;
+  }
+
+  /** A new stream: its `resync` now, then every event. After close(), ended at once. */
+  add(sink: WatchSink): void {
+    if (this.closed) {
+      sink.end();
+      return;
+    }
+    this.sinks.add(sink);
+    sink.onClose(() => this.remove(sink));
+    if (this.sinks.size === 1) this.start();
+    this.options.onSubscribers?.(this.sinks.size);
+    this.deliver(sink, this.firstResync());
+  }
+
+  /** End every stream and take no more (the server drains). */
+  close(): void {
+    this.closed = true;
+    for (const sink of [...this.sinks]) sink.end();
+    this.stop();
+  }
+
+  private remove(sink: WatchSink): void {
+    if (!this.sinks.delete(sink)) return;
+    if (this.sinks.size === 0) this.stop();
+    this.options.onSubscribers?.(this.sinks.size);
+  }
+
+  private start(): void {
+    this.unsubscribe = this.options.view.subscribe((event) => this.publish(event));
+    this.keepAlive = setInterval(() => this.broadcast(KEEPALIVE_FRAME), this.options.keepAliveMs);
+    this.keepAlive.unref();
+  }
+
+  private stop(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    clearInterval(this.keepAlive);
+    this.keepAlive = undefined;
+  }
+
+  private publish(event: WatchEvent): void {
+    const frame = eventFrame(event.kind, event.data.revision, JSON.stringify(event.data));
+    if (event.kind === 'resync') this.resyncBytes = frame.byteLength;
+    this.broadcast(frame);
+  }
+
+  private firstResync(): Uint8Array {
+    const body = this.options.view.body();
+    if (this.resync?.body !== body) {
+      const head = encoder.encode(`event: resync\nid: ${this.options.view.revision}\ndata: `);
+      const frame = new Uint8Array(head.byteLength + body.byteLength + 2);
+      frame.set(head, 0);
+      frame.set(body, head.byteLength);
+      frame.set(encoder.encode('\n\n'), head.byteLength + body.byteLength);
+      this.resync = { body, frame };
+      this.resyncBytes = frame.byteLength;
+    }
+    return this.resync.frame;
+  }
+
+  private broadcast(frame: Uint8Array): void {
+    for (const sink of this.sinks) this.deliver(sink, frame);
+  }
+
+  private deliver(sink: WatchSink, frame: Uint8Array): void {
+    sink.write(frame);
+    const backlog = sink.backlogBytes;
+    if (backlog <= this.options.maxBacklogBytes + this.resyncBytes) return;
+    this.sinks.delete(sink);
+    sink.destroy();
+    this.options.onDropped?.('backlog');
+    this.options.logger?.info(
+      { peer: sink.peer, backlog_bytes: backlog, limit_bytes: this.options.maxBacklogBytes },
+      'watch stream dropped: its unsent backlog passed the limit',
+    );
+    if (this.sinks.size === 0) this.stop();
+    this.options.onSubscribers?.(this.sinks.size);
+  }
+}

@@ -1,0 +1,104 @@
+// Where a watch stream's bytes go. Writing never waits: a frame is handed over at once and what the
+// client has not taken yet is the stream's backlog, which the hub compares with its limit
+// (docs/contract.md §8). Over a socket the frames go straight into Node's ServerResponse (its buffer is
+// the queue, and it holds the very frames every other stream holds: nothing is copied per stream);
+// without one (`app.request()`), into a ReadableStream that counts its queued bytes the same way.
+import { ServerResponse } from 'node:http';
+import type { Context } from 'hono';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+
+export interface WatchSink {
+  write(frame: Uint8Array): void;
+  /** Bytes written but not yet taken by the client. */
+  readonly backlogBytes: number;
+  /** Where the client is, for log lines. */
+  readonly peer: string | undefined;
+  /** Called once when the stream is gone (the client left, or end/destroy). */
+  onClose(listener: () => void): void;
+  /** Finish the stream cleanly (the server drains). */
+  end(): void;
+  /** Cut the connection at once, dropping whatever is unsent. */
+  destroy(): void;
+}
+
+export const SSE_HEADERS: Readonly<Record<string, string>> = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+};
+
+/** A sink on the request's own Node response, and what the handler returns; undefined off a Node server. */
+export function nodeSink(c: Context): { sink: WatchSink; response: Response } | undefined {
+  const outgoing = (c.env as { outgoing?: unknown } | undefined)?.outgoing;
+  if (!(outgoing instanceof ServerResponse)) return undefined;
+  const res: ServerResponse = outgoing;
+  res.writeHead(200, SSE_HEADERS);
+  res.flushHeaders();
+  // Errors of the socket end the stream through 'close'; none may go unhandled.
+  res.on('error', () => {});
+  const socket = res.socket;
+  const sink: WatchSink = {
+    write: (frame) => {
+      if (!res.destroyed && !res.writableEnded) res.write(frame);
+    },
+    get backlogBytes() {
+      return res.writableLength;
+    },
+    peer: socket?.remoteAddress !== undefined ? `${socket.remoteAddress}:${socket.remotePort}` : undefined,
+    onClose: (listener) => {
+      if (res.destroyed) queueMicrotask(listener);
+      else res.once('close', listener);
+    },
+    end: () => res.end(),
+    destroy: () => res.destroy(),
+  };
+  // Tells @hono/node-server the response is written already. This very object: a Response built here would
+  // be the server's own lightweight kind, which it writes out (headers again) instead of checking the mark.
+  return { sink, response: RESPONSE_ALREADY_SENT };
+}
+
+/** A sink read through a web ReadableStream (`app.request()`, or any non-Node runtime). */
+export function streamSink(): { sink: WatchSink; response: Response } {
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let closed = false;
+  const listeners: (() => void)[] = [];
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    for (const listener of listeners.splice(0)) listener();
+  };
+  // High-water mark 0: desiredSize is minus the bytes queued, which is exactly the backlog.
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      start: (c) => {
+        controller = c;
+      },
+      cancel: close,
+    },
+    new ByteLengthQueuingStrategy({ highWaterMark: 0 }),
+  );
+  const sink: WatchSink = {
+    write: (frame) => {
+      if (!closed) controller.enqueue(frame);
+    },
+    get backlogBytes() {
+      return closed ? 0 : -(controller.desiredSize ?? 0);
+    },
+    peer: undefined,
+    onClose: (listener) => {
+      if (closed) queueMicrotask(listener);
+      else listeners.push(listener);
+    },
+    end: () => {
+      if (closed) return;
+      controller.close();
+      close();
+    },
+    destroy: () => {
+      if (closed) return;
+      controller.error(new Error('watch stream dropped'));
+      close();
+    },
+  };
+  return { sink, response: new Response(stream, { status: 200, headers: SSE_HEADERS }) };
+}
