@@ -82,7 +82,7 @@ export function openApiDocument(options: OpenApiOptions): JsonObject {
     },
     components: {
       schemas: componentSchemas(),
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'only when --auth-token-file is set' } },
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'POST /pools with --auth-token-file; every other route but /healthz and /readyz with --read-token-file (a write token reads too); else none' } },
     },
     paths: {
       '/pools': {
