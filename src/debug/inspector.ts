@@ -4,7 +4,7 @@
 // pool actor is created with (PoolDirectory), so nothing here polls or wraps the actors.
 import type { AnyEventObject, AnyTransitionDefinition, InspectionEvent } from 'xstate';
 import type { PoolContext, PoolTransition } from '../../machines/pool.machine.js';
-import { describeEvent } from './causes.js';
+import { describeFacts, eventFacts, type EventFacts } from './causes.js';
 import { guardName, stateKeyOf, transitionId } from './machine-graph.js';
 import type { TransitionCause } from './types.js';
 
@@ -37,8 +37,8 @@ export interface PoolInspectorOptions {
 export class PoolInspector {
   private readonly listeners = new Set<PoolChangeListener>();
   private readonly actors = new Map<unknown, ActorMemory>();
-  /** Keyed by the history entry itself, so a cause is forgotten with its entry. */
-  private readonly causes = new WeakMap<PoolTransition, TransitionCause>();
+  /** Keyed by the history entry itself, so a cause is forgotten with its entry (bounded like the history). */
+  private readonly causes = new WeakMap<PoolTransition, EventFacts>();
   private readonly machineId: string;
 
   constructor(options: PoolInspectorOptions = {}) {
@@ -67,11 +67,8 @@ export class PoolInspector {
     for (const entry of transitions) {
       const index = memory.taken.findIndex((t) => stateKeyOf(t.source.id) === entry.from && stateKeyOf(t.target![0]!.id) === entry.to);
       const taken = index >= 0 ? memory.taken.splice(index, 1)[0] : undefined;
-      this.causes.set(entry, {
-        transition: taken ? transitionId(taken) : null,
-        guard: taken ? guardName(taken.guard) : null,
-        detail: describeEvent(event.event as AnyEventObject),
-      });
+      // The facts only: put in words when /debug asks (causes.ts).
+      this.causes.set(entry, eventFacts(event.event as AnyEventObject, taken ?? null));
     }
     const leaseLapsed = memory.lease === 'live' && context.lease !== 'live';
     memory.lease = context.lease;
@@ -82,7 +79,10 @@ export class PoolInspector {
 
   /** Why the pool took this transition, if it was observed. */
   causeOf(entry: PoolTransition): TransitionCause | undefined {
-    return this.causes.get(entry);
+    const kept = this.causes.get(entry);
+    if (!kept) return undefined;
+    const { taken } = kept;
+    return { transition: taken ? transitionId(taken) : null, guard: taken ? guardName(taken.guard) : null, detail: describeFacts(kept) };
   }
 
   subscribe(listener: PoolChangeListener): () => void {
