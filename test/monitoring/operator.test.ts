@@ -3,7 +3,7 @@
 // (scripts/monitoring.mjs) and committed unchanged; both objects valid against the CRDs' fields; added to
 // deploy/ it renders with `kubectl kustomize` where installed.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -82,6 +82,23 @@ describe('deploy/monitoring', () => {
       ]);
       for (const object of monitoring) expect(validateOperatorObject(object)).toEqual([]);
       expect(built.find((o) => o.kind === 'Service')?.metadata.namespace).toBe('poolscope');
+    });
+
+    it("README's overlay (\"Monitoring\") builds, labelling both objects for the Prometheus that selects them", () => {
+      const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+      const section = readme.slice(readme.indexOf('\n## Monitoring\n'), readme.indexOf('\n## ', readme.indexOf('\n## Monitoring\n') + 1));
+      const snippet = /```yaml\n# my-overlay\/kustomization\.yaml\n([\s\S]*?)```/.exec(section)?.[1];
+      expect(snippet, 'the overlay snippet').toBeDefined();
+      const dir = join(scratch.dir, 'my-overlay');
+      mkdirSync(dir, { recursive: true });
+      // The snippet's overlay sits beside deploy/; here it points at the checkout's.
+      writeFileSync(join(dir, 'kustomization.yaml'), snippet!.replaceAll('../deploy', relative(dir, join(REPO_ROOT, 'deploy'))));
+      const built = parseYamlDocuments(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' }), 'README overlay') as K8sObject[];
+      const monitoring = built.filter((o) => o.apiVersion === 'monitoring.coreos.com/v1');
+      expect(monitoring).toHaveLength(2);
+      for (const object of monitoring) expect(object.metadata.labels).toMatchObject({ release: 'kube-prometheus-stack' });
+      const deployment = built.find((o) => o.kind === 'Deployment') as K8sObject & { spec: { selector: { matchLabels: Record<string, string> } } };
+      expect(deployment.spec.selector.matchLabels).not.toHaveProperty('release');
     });
   });
 });

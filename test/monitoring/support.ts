@@ -37,7 +37,8 @@ export interface CommandResult {
 export function run(command: string, args: string[], options: { cwd?: string } = {}): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
     execFile(command, args, { cwd: options.cwd ?? REPO_ROOT, timeout: 60_000, maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
-      if (error && typeof error.code !== 'number') reject(error);
+      if ((error as NodeJS.ErrnoException | null)?.code === 'ENOENT') reject(new Error(`${command} is not installed (Debian: apt-get install -y prometheus)`));
+      else if (error && typeof error.code !== 'number') reject(error);
       else resolve({ code: error ? Number(error.code) : 0, output: `${stdout}${stderr}` });
     });
   });
