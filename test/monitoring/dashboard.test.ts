@@ -59,7 +59,7 @@ describe('deploy/grafana/poolscope.json', () => {
     expect(panels.find((p) => p.title === 'Store command latency')?.type).toBe('heatmap');
     expect(query('Store command latency')).toContain('poolscope_store_command_seconds_bucket');
     expect(query('Watch streams')).toContain('poolscope_watch_subscribers');
-    expect(query('Watch streams dropped')).toContain('poolscope_watch_dropped_total');
+    expect(query('Watch streams dropped and refused')).toContain('poolscope_watch_dropped_total');
     expect(query('Sources synced')).toContain('poolscope_source_synced');
     for (const title of ['Regions synced', 'Region read age', 'Regions dropped']) expect(query(title)).toMatch(/poolscope_region_/);
   });

@@ -2,8 +2,7 @@
 // heartbeating pools with churn into both, watch streams open, refused heartbeats, and one region's Redis
 // frozen past the hold, all scraped by a real Prometheus every second. Every panel of
 // deploy/grafana/poolscope.json is queried over that window through Prometheus's query_range API and must
-// show data (but "Watch streams dropped", whose metric is not exported yet); the events show where they
-// belong. The panels are drawn (dashboard-render.ts) and screenshotted in headless Chromium: `npm run
+// show data; the events show where they belong. The panels are drawn (dashboard-render.ts) and screenshotted in headless Chromium: `npm run
 // monitoring:screenshot` writes docs/monitoring.png, a plain test run test-artifacts/monitoring-dashboard.png.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -24,7 +23,6 @@ const OUTPUT = process.env.POOLSCOPE_SCREENSHOT_TO
 const REGIONS = ['us-east-1', 'eu-west-1'] as const;
 /** Scraped every second, so a 10 s window holds enough samples for rate(). */
 const VARIABLES: Record<string, string> = { __rate_interval: '10s', __interval: '1s', __range: '1m', instance: '.+' };
-const EMPTY_UNTIL_EXPORTED = new Set(['Watch streams dropped']);
 
 const dashboard = JSON.parse(readFileSync(DASHBOARD_FILE, 'utf8')) as { title: string; panels: Panel[] };
 const substitute = (expr: string) =>
@@ -136,7 +134,7 @@ describe('the dashboard on two live regions', () => {
     const byTitle = (title: string) => data.get(dashboard.panels.find((p) => p.title === title)!.id)!;
     const peak = (title: string, name: string) => Math.max(0, ...(byTitle(title).find((s) => s.name === name)?.points.map(([, v]) => v) ?? []));
 
-    for (const panel of dashboard.panels.filter((p) => p.type !== 'row' && !EMPTY_UNTIL_EXPORTED.has(p.title))) {
+    for (const panel of dashboard.panels.filter((p) => p.type !== 'row')) {
       expect(data.get(panel.id)!.some((s) => s.points.some(([, v]) => Number.isFinite(v))), `${panel.title} shows data`).toBe(true);
     }
     expect(byTitle('Pools by model').length).toBeGreaterThan(1);
