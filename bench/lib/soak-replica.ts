@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { REPO_ROOT } from '../../test/support/process.js';
 import { freePort } from '../../test/support/redis-server.js';
 import type { HookReply, HookRequest } from '../probes/heap-hook.js';
-import { childMessage, spawnTracked, stopChild } from './children.js';
+import { spawnTracked, stopChild } from './children.js';
 
 const HOOK = fileURLToPath(new URL('../probes/heap-hook.ts', import.meta.url));
 
@@ -20,6 +20,8 @@ export interface SoakReplica {
   writeSnapshot(path: string): Promise<string>;
   /** Warnings and errors the replica logged (pino level ≥ 40), as parsed lines. */
   problems(): Record<string, unknown>[];
+  /** The last 4,000 characters of its stderr (Node's warnings, with their stacks). */
+  stderr(): string;
   stop(): Promise<void>;
 }
 
@@ -28,7 +30,7 @@ export async function startSoakReplica(serveArgs: string[]): Promise<SoakReplica
   const url = `http://127.0.0.1:${port}`;
   const child = spawnTracked(
     process.execPath,
-    ['--expose-gc', '--import', 'tsx', '--import', HOOK, 'bin/poolscope.js', 'serve', ...serveArgs, `--listen=127.0.0.1:${port}`],
+    ['--expose-gc', '--trace-warnings', '--import', 'tsx', '--import', HOOK, 'bin/poolscope.js', 'serve', ...serveArgs, `--listen=127.0.0.1:${port}`],
     { cwd: REPO_ROOT, env: { ...process.env, POOLSCOPE_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
   );
   let stderr = '';
@@ -48,22 +50,19 @@ export async function startSoakReplica(serveArgs: string[]): Promise<SoakReplica
     }
   });
   await untilHealthy(child, url, () => stderr);
-  const ask = <T extends HookReply['type']>(request: HookRequest, type: T) => {
-    const answer = childMessage(
-      child,
-      (message) => ((message as HookReply).type === type ? (message as Extract<HookReply, { type: T }>) : undefined),
-      `soak replica: no ${type} reply`,
-      () => stderr,
-    );
+  const ask = <T extends HookReply['type']>(request: HookRequest, type: T, timeoutMs: number) => {
+    const answer = replyOf(child, type, timeoutMs, () => stderr);
     child.send(request);
     return answer;
   };
   return {
     url,
     pid: child.pid!,
-    measure: () => ask({ type: 'measure' }, 'heap'),
-    writeSnapshot: async (path) => (await ask({ type: 'snapshot', path }, 'snapshot')).path,
+    measure: () => ask({ type: 'measure' }, 'heap', 60_000),
+    // Serializing the heap stops the replica and, on a loaded machine, takes minutes.
+    writeSnapshot: async (path) => (await ask({ type: 'snapshot', path }, 'snapshot', 600_000)).path,
     problems: () => problems,
+    stderr: () => stderr,
     stop: () => stopChild(child, { graceMs: 5000 }),
   };
 }
@@ -80,4 +79,24 @@ async function untilHealthy(child: ChildProcess, url: string, stderr: () => stri
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`soak replica on ${url} not healthy within 30 s: ${stderr()}`);
+}
+
+/** The child's next reply of `type`; rejects when it exits first or after `timeoutMs`. */
+function replyOf<T extends HookReply['type']>(child: ChildProcess, type: T, timeoutMs: number, stderr: () => string): Promise<Extract<HookReply, { type: T }>> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => finish(new Error(`soak replica: no ${type} reply within ${timeoutMs} ms: ${stderr()}`)), timeoutMs);
+    const onMessage = (message: unknown) => {
+      if ((message as HookReply).type === type) finish(undefined, message as Extract<HookReply, { type: T }>);
+    };
+    const onExit = (code: number | null) => finish(new Error(`soak replica exited with ${code}: ${stderr()}`));
+    function finish(error?: Error, value?: Extract<HookReply, { type: T }>) {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      if (error) reject(error);
+      else resolve(value!);
+    }
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+  });
 }

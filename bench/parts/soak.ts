@@ -2,9 +2,10 @@
 // with bench/probes/heap-hook.ts preloaded to read its heap) on a private Redis, `poolscope simulate`
 // (300 pools, a churn event every 50 ms on average: pools stop and lapse, come back, change capacity,
 // lose and regain frontends) and 20 routers following GET /pools/watch. The heap after full collections
-// is read every minute; the target compares the end of the run with its first third (minute 10 of 30),
-// by when every bounded structure (docs/contract.md: 50 transitions per pool, left pools for ten minutes)
-// has had time to fill.
+// is read every minute; the target compares the end of the run with its first third (minute 10 of 30).
+// The /debug histories (at most 50 transitions a pool, docs/contract.md §3) are still filling then: at this
+// churn a pool takes about 1.4 transitions a minute. So every sample also counts them (GET /debug/pools),
+// and the heap's growth per history entry added tells a bound still filling from a leak.
 //   BENCH_SOAK_MINUTES=N      run length (default 30; 3 with BENCH_QUICK=1); the checkpoint is at N / 3
 //   BENCH_SOAK_SNAPSHOTS=DIR  also write heap snapshots at the checkpoint and at the end (for a leak hunt)
 import { spawn } from 'node:child_process';
@@ -32,6 +33,8 @@ interface Sample {
   heapUsedMiB: number;
   rssMiB: number;
   externalMiB: number;
+  /** Transitions the replica's pools hold for /debug (at most 50 a pool, docs/contract.md §3). */
+  historyEntries: number;
 }
 
 export const soakPart: BenchPart = {
@@ -58,20 +61,29 @@ export const soakPart: BenchPart = {
         logger.info({ minutes, pools: POOLS, watchers: WATCHERS }, 'soak: churn running');
         const started = performance.now();
         const elapsedMinutes = () => (performance.now() - started) / 60_000;
-        const record = (minute: number, heap: HeapReading) =>
-          samples.push({ minute: round(minute, 2), heapUsedMiB: round(heap.heapUsed / MiB, 2), rssMiB: round(heap.rss / MiB, 1), externalMiB: round(heap.external / MiB, 2) });
+        const record = (minute: number, heap: HeapReading, historyEntries: number) =>
+          samples.push({
+            minute: round(minute, 2),
+            heapUsedMiB: round(heap.heapUsed / MiB, 2),
+            rssMiB: round(heap.rss / MiB, 1),
+            externalMiB: round(heap.external / MiB, 2),
+            historyEntries,
+          });
         let checkpointHeap: Sample | undefined;
         for (let next = sampleEveryMs; ; next += sampleEveryMs) {
           await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - (performance.now() - started))));
           if (simulate.exitCode !== null) throw new Error(`poolscope simulate exited with ${simulate.exitCode}`);
           const minute = next / 60_000;
-          record(elapsedMinutes(), await replica.measure());
+          const heap = await replica.measure();
+          record(elapsedMinutes(), heap, await historyEntries(replica.url));
           logger.info(samples.at(-1), 'soak: heap after GC');
           const atCheckpoint = checkpointHeap === undefined && minute >= checkpoint - 1e-9;
           const atEnd = minute >= minutes - 1e-9;
           if (atCheckpoint) checkpointHeap = samples.at(-1);
           if (snapshotDir && (atCheckpoint || atEnd)) {
-            snapshots.push(await replica.writeSnapshot(join(snapshotDir, `soak-${Math.round(minute)}min.heapsnapshot`)));
+            // Written after the reading, so it does not disturb it; the run goes on without one that failed.
+            const path = join(snapshotDir, `soak-${Math.round(minute)}min.heapsnapshot`);
+            snapshots.push(await replica.writeSnapshot(path).catch((error: Error) => `${path}: ${error.message}`));
           }
           if (atEnd) break;
         }
@@ -100,6 +112,19 @@ export const soakPart: BenchPart = {
               threshold: 1 + TOLERANCE,
               targetText: `within ${TOLERANCE * 100} %`,
             }),
+            informational({
+              id: 'soak.history_entries',
+              label: `/debug history entries at minute ${round(minutes, 1)}`,
+              value: end.historyEntries,
+              unit: 'entries',
+              reference: { label: `at minute ${round(checkpoint, 1)} (at most ${POOLS * 50})`, value: start.historyEntries, unit: 'entries' },
+            }),
+            informational({
+              id: 'soak.heap_per_history_entry',
+              label: `heap growth per history entry added after minute ${round(checkpoint, 1)}`,
+              value: Math.round(((end.heapUsedMiB - start.heapUsedMiB) * MiB) / (end.historyEntries - start.historyEntries)),
+              unit: 'B',
+            }),
             informational({ id: 'soak.heap_slope', label: `heap slope after minute ${round(checkpoint, 1)}`, value: slopePerMinute(after, 'heapUsedMiB'), unit: 'MiB/min' }),
             informational({
               id: 'soak.rss',
@@ -111,7 +136,15 @@ export const soakPart: BenchPart = {
             informational({ id: 'soak.rss_slope', label: `RSS slope after minute ${round(checkpoint, 1)}`, value: slopePerMinute(after, 'rssMiB'), unit: 'MiB/min' }),
             informational({ id: 'soak.watch_events', label: 'watch events delivered, per watcher', value: Math.round(events / WATCHERS), unit: 'events' }),
           ],
-          details: { minutes, checkpointMinute: checkpoint, samples, watchStreamsClosedEarly: closed, snapshots, replicaWarnings: replica.problems().slice(0, 20) },
+          details: {
+            minutes,
+            checkpointMinute: checkpoint,
+            samples,
+            watchStreamsClosedEarly: closed,
+            snapshots,
+            replicaWarnings: replica.problems().slice(0, 20),
+            replicaStderr: replica.stderr(),
+          },
         };
       } finally {
         for (const watcher of watchers) watcher.close();
@@ -123,6 +156,14 @@ export const soakPart: BenchPart = {
     }
   },
 };
+
+/** Every pool's /debug history, counted: what the heap holds that is still filling up to its bound. */
+async function historyEntries(url: string): Promise<number> {
+  const response = await fetch(`${url}/debug/pools`);
+  if (response.status !== 200) throw new Error(`GET ${url}/debug/pools: ${response.status}`);
+  const body = (await response.json()) as { pools: { history: unknown[] }[] };
+  return body.pools.reduce((sum, pool) => sum + pool.history.length, 0);
+}
 
 /** BENCH_SOAK_MINUTES, else 30 (3 for a quick run). */
 export function soakMinutes(quick: boolean, env: NodeJS.ProcessEnv = process.env): number {
