@@ -7,8 +7,11 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 export interface HttpTransportOptions {
   /** PEM certificate(s) of the CA that signed the servers' certificates; replaces Node's bundled CAs. */
   ca?: string | Buffer;
-  /** Sent as `Authorization: Bearer <token>`. */
-  token?: string;
+  /**
+   * Sent as `Authorization: Bearer <token>`. A function is asked before every request, so a caller that
+   * follows a token file (`poolscope relay --token-file`) sends the token of the moment.
+   */
+  token?: string | (() => string | undefined);
   /** PEM client certificate (chain) and its private key, for a server that requires mutual TLS; both or neither. */
   cert?: string | Buffer;
   key?: string | Buffer;
@@ -52,7 +55,7 @@ export class TransportError extends Error {
 export class HttpTransport {
   private readonly httpAgent = new HttpAgent({ keepAlive: true });
   private readonly httpsAgent: HttpsAgent;
-  private readonly token: string | undefined;
+  private readonly token: HttpTransportOptions['token'];
 
   constructor(options: HttpTransportOptions = {}) {
     if ((options.cert === undefined) !== (options.key === undefined)) throw new TypeError('cert and key go together (mutual TLS)');
@@ -113,7 +116,8 @@ export class HttpTransport {
       init.signal?.removeEventListener('abort', onCallerAbort);
     };
     const headers: Record<string, string> = { accept: init.accept ?? 'application/json' };
-    if (this.token !== undefined) headers.authorization = `Bearer ${this.token}`;
+    const token = typeof this.token === 'function' ? this.token() : this.token;
+    if (token !== undefined) headers.authorization = `Bearer ${token}`;
     if (init.json !== undefined) {
       headers['content-type'] = 'application/json';
       headers['content-length'] = String(Buffer.byteLength(init.json));

@@ -4,7 +4,8 @@
 // so the directory is watched (fs.watch), and the file is also read every `pollMs` in case no event
 // comes (network filesystems, some container runtimes). A file that cannot be used any more (unreadable,
 // no token, a token no Bearer header can carry) keeps the last good tokens and logs a warning, once per
-// content; at start such a file is refused (the flags exit 2, see src/cli).
+// content; at start such a file is refused (the flags exit 2, see src/cli). The client commands follow
+// their `--token-file` the same way and send its first token.
 import { watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
@@ -34,7 +35,10 @@ export class TokenFileError extends Error {
 }
 
 export class TokenFile {
+  /** What a guard checks: the file's tokens as digests. */
   readonly tokens = new TokenSet();
+  /** The first token of the file now: what a client sends. */
+  private firstToken = '';
   private lastText: string | undefined;
   /** The problem last warned about, so a problem is logged once per entry into it. */
   private lastProblem: string | undefined;
@@ -57,10 +61,15 @@ export class TokenFile {
     }
     const content = readTokenFileText(text);
     if (!content.ok) throw new TokenFileError(options.flag, `${JSON.stringify(options.path)} ${content.problem}`);
-    file.tokens.replace(content.tokens);
+    file.use(content.tokens);
     file.lastText = text;
     file.follow();
     return file;
+  }
+
+  /** The file's first token now (never logged). */
+  get first(): string {
+    return this.firstToken;
   }
 
   /** Reads the file now (SIGHUP, and every change event or poll); resolves once it was read. */
@@ -124,9 +133,14 @@ export class TokenFile {
     }
     this.lastText = text;
     this.lastProblem = undefined;
-    this.tokens.replace(content.tokens);
+    this.use(content.tokens);
     // The count only: a token is never logged.
     logger.info({ flag, path, tokens: this.tokens.size }, 'token file reloaded');
+  }
+
+  private use(tokens: readonly string[]): void {
+    this.tokens.replace(tokens);
+    this.firstToken = tokens[0]!;
   }
 
   /** The file cannot be used now: the last good tokens stay, and the problem is logged once. */

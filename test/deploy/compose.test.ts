@@ -53,7 +53,7 @@ describe('docker-compose.yml', () => {
   it('simulate: its flags parse, and it heartbeats to each replica on the port it listens on', async () => {
     const simulate = services.simulate!;
     expect(simulate.command![0]).toBe('simulate');
-    const draft = { servers: [] as string[], token: undefined, ca: undefined, cert: undefined, key: undefined, pools: 0, firstPool: 0, churnIntervalMs: 0, seed: undefined as number | undefined };
+    const draft = { servers: [] as string[], token: undefined, tokenFile: undefined, ca: undefined, cert: undefined, key: undefined, pools: 0, firstPool: 0, churnIntervalMs: 0, seed: undefined as number | undefined };
     const parsed = parseFlags(simulate.command!.slice(1), { command: 'simulate', flags: SIMULATE_FLAGS, draft, env: {} });
     if (!parsed.ok) throw new Error(`${parsed.flag}: ${parsed.message}`);
     const expected = replicas.map(([name, service]) => {

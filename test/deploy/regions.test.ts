@@ -412,7 +412,7 @@ describe(COMPOSE_FILE, () => {
     const covered = new Set<string>();
     const listed = await helpFlags('simulate');
     for (const [name, simulate] of simulates) {
-      const draft = { servers: [] as string[], fallbackServers: [] as string[], token: undefined, ca: undefined, cert: undefined, key: undefined, pools: 0, firstPool: 0, churnIntervalMs: 0, seed: undefined as number | undefined };
+      const draft = { servers: [] as string[], fallbackServers: [] as string[], token: undefined, tokenFile: undefined, ca: undefined, cert: undefined, key: undefined, pools: 0, firstPool: 0, churnIntervalMs: 0, seed: undefined as number | undefined };
       const parsed = parseFlags(simulate.command!.slice(1), { command: 'simulate', flags: SIMULATE_FLAGS, draft, env: {} });
       if (!parsed.ok) throw new Error(`${name}: ${parsed.flag}: ${parsed.message}`);
       const homeRegion = regionOf(composeReplicas.find(([replica]) => draft.servers.some((url) => new URL(url).hostname === replica))![1]);

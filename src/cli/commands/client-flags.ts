@@ -3,6 +3,8 @@
 // parsed, so a bad one refuses at start.
 // The commands that heartbeat (relay, simulate) also take --fallback-servers (docs/contract.md §7).
 import { readFileSync } from 'node:fs';
+import type { Logger } from 'pino';
+import { TokenFile } from '../../http/token-file.js';
 import { readTokenFileText } from '../../http/tokens.js';
 import { normalizeServers } from '../../client/replica-rotation.js';
 import type { HttpTransportOptions } from '../../client/http-transport.js';
@@ -14,6 +16,8 @@ export const DEFAULT_SERVER = 'http://127.0.0.1:8080';
 export interface ClientDraft {
   servers: string[];
   token: string | undefined;
+  /** Where `token` came from (`--token-file`); the long-running commands follow it. */
+  tokenFile: string | undefined;
   ca: string | undefined;
   /** PEM client certificate and key (`--cert-file`, `--key-file`): both or neither. */
   cert: string | undefined;
@@ -21,7 +25,7 @@ export interface ClientDraft {
 }
 
 export function clientDefaults(): ClientDraft {
-  return { servers: [DEFAULT_SERVER], token: undefined, ca: undefined, cert: undefined, key: undefined };
+  return { servers: [DEFAULT_SERVER], token: undefined, tokenFile: undefined, ca: undefined, cert: undefined, key: undefined };
 }
 
 /** The rule between the client flags, checked after they are parsed: a certificate needs its key. */
@@ -34,6 +38,21 @@ export function checkClientFlags(draft: ClientDraft): Refusal | undefined {
 /** How the client commands reach the replicas, as the relay and the router client take it. */
 export function transportOptions(draft: ClientDraft): HttpTransportOptions {
   return { token: draft.token, ca: draft.ca, cert: draft.cert, key: draft.key };
+}
+
+/**
+ * `--token-file` followed while a long-running command runs (relay, simulate): the token sent is the
+ * file's first token of the moment, so a rotated Secret needs no restart (docs/operations.md "Tokens").
+ */
+export interface FollowedToken {
+  token: () => string;
+  close(): void;
+}
+
+export async function followTokenFile(draft: ClientDraft, logger: Logger): Promise<FollowedToken | undefined> {
+  if (draft.tokenFile === undefined) return undefined;
+  const file = await TokenFile.open({ flag: 'token-file', path: draft.tokenFile, logger });
+  return { token: () => file.first, close: () => file.close() };
 }
 
 export function clientFlags<D extends ClientDraft>(): FlagDef<D>[] {
@@ -55,7 +74,7 @@ export function clientFlags<D extends ClientDraft>(): FlagDef<D>[] {
     {
       name: 'token-file',
       valueName: 'PATH',
-      summary: 'bearer token to send (the first line that is not blank or a # comment)',
+      summary: 'bearer token to send (the first line that is not blank or a # comment); relay and simulate re-read it when it changes',
       defaultText: undefined,
       apply(value, draft) {
         const broken = checkReadableFile(value);
@@ -63,6 +82,7 @@ export function clientFlags<D extends ClientDraft>(): FlagDef<D>[] {
         const content = readTokenFileText(readFileSync(value, 'utf8'));
         if (!content.ok) return `${JSON.stringify(value)} ${content.problem}`;
         draft.token = content.tokens[0];
+        draft.tokenFile = value;
         return undefined;
       },
     },

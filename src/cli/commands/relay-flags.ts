@@ -152,6 +152,7 @@ export async function parseRelayFlags(argv: string[], env: Record<string, string
       servers: draft.servers,
       fallbackServers: draft.fallbackServers ?? [],
       token: draft.token,
+      tokenFile: draft.tokenFile,
       ca: draft.ca,
       cert: draft.cert,
       key: draft.key,

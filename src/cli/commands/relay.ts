@@ -5,7 +5,7 @@ import { EXIT_USAGE, type Command } from '../command.js';
 import { wantsHelp } from '../flag-parser.js';
 import { commandHelpText } from '../help.js';
 import { commandLogger, untilShutdown } from './process.js';
-import { transportOptions } from './client-flags.js';
+import { followTokenFile, transportOptions } from './client-flags.js';
 import { parseRelayFlags, RELAY_FLAGS } from './relay-flags.js';
 
 const USAGE = 'relay [flags]';
@@ -41,17 +41,20 @@ export const relayCommand: Command = {
       return EXIT_USAGE;
     }
     const logger = commandLogger(io, 'poolscope-relay');
+    const token = await followTokenFile(parsed.config, logger);
     const relay = startRelay({
       servers: parsed.config.servers,
       fallbackServers: parsed.config.fallbackServers,
       registration: parsed.config.registration,
       ...transportOptions(parsed.config),
+      ...(token === undefined ? {} : { token: token.token }),
       requestTimeoutMs: parsed.config.requestTimeoutMs,
       logger,
     });
     const reason = await untilShutdown(io);
     logger.info({ signal: reason }, 'stopping');
     await relay.stop();
+    token?.close();
     return 0;
   },
 };

@@ -3,7 +3,7 @@ import { EXIT_USAGE, type Command } from '../command.js';
 import { parseFlags, wantsHelp, type FlagDef } from '../flag-parser.js';
 import { parseSecsAsMs } from '../flag-table.js';
 import { commandHelpText } from '../help.js';
-import { checkClientFlags, clientDefaults, clientFlags, fallbackServersFlag, transportOptions, type FallbackDraft } from './client-flags.js';
+import { checkClientFlags, clientDefaults, clientFlags, fallbackServersFlag, followTokenFile, transportOptions, type FallbackDraft } from './client-flags.js';
 import { commandLogger, untilShutdown } from './process.js';
 import { seededRandom, Simulation } from './simulation.js';
 
@@ -89,10 +89,12 @@ export const simulateCommand: Command = {
     // A relay's own lines are warnings and errors only (N relays would drown the churn lines), unless debugging.
     const relayLogger = logger.child({}, { level: logger.level === 'debug' || logger.level === 'trace' ? logger.level : 'warn' });
     const seed = draft.seed ?? Math.floor(Math.random() * 1e9);
+    const token = await followTokenFile(draft, logger);
     const simulation = new Simulation({
       servers: draft.servers,
       fallbackServers: draft.fallbackServers,
       ...transportOptions(draft),
+      ...(token === undefined ? {} : { token: token.token }),
       pools: draft.pools,
       firstPool: draft.firstPool,
       churnIntervalMs: draft.churnIntervalMs,
@@ -105,6 +107,7 @@ export const simulateCommand: Command = {
     const reason = await shutdown;
     logger.info({ signal: reason }, 'stopping');
     await simulation.stop();
+    token?.close();
     return 0;
   },
 };
