@@ -9,6 +9,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { kubeConfigFor } from '../../src/kube/kube-config.js';
 import { SliceApi } from '../../src/kube/slice-api.js';
 import { parseWatchLine } from '../../src/kube/watch-event.js';
+import { waitFor } from '../support/wait.js';
 import { fixtureLines } from './helpers.js';
 import { fixtureObject, startFake } from './source-harness.js';
 
@@ -71,6 +72,44 @@ describe('SliceApi.watch', () => {
     });
     expect(lines).toEqual(['{"n":1}', '{"n":2}']);
     expect(end).toEqual({ kind: 'ended', stoppedByReader: true });
+  });
+
+  it('rejects with the error of a reader that throws, and closes the connection', async () => {
+    const fake = await startFake();
+    const api = new SliceApi({ kubeConfig: fake.kubeConfig() });
+    const watching = api.watch({
+      resourceVersion: fake.currentResourceVersion,
+      signal: new AbortController().signal,
+      timeoutSeconds: 300,
+      idleTimeoutMs: 5_000,
+      onOpen: () => undefined,
+      onLine: () => {
+        throw new Error('reader failed');
+      },
+    });
+    await waitFor(() => fake.openWatches === 1, { message: 'the watch' });
+    fake.add(fixtureObject('mcs/relay-ready.json'));
+    await expect(watching).rejects.toThrow('reader failed');
+    await waitFor(() => fake.openWatches === 0, { message: 'the connection closed' });
+  });
+
+  it('gives up a watch that delivers no line for the idle timeout after its last one (a bookmark counts)', async () => {
+    const fake = await startFake();
+    const api = new SliceApi({ kubeConfig: fake.kubeConfig() });
+    let lines = 0;
+    const watching = api.watch({
+      resourceVersion: fake.currentResourceVersion,
+      signal: new AbortController().signal,
+      timeoutSeconds: 300,
+      idleTimeoutMs: 400,
+      onOpen: () => undefined,
+      onLine: () => ++lines > 0,
+    });
+    await waitFor(() => fake.openWatches === 1, { message: 'the watch' });
+    fake.bookmark();
+    await waitFor(() => lines === 1, { message: 'the bookmark' });
+    expect(await watching).toEqual({ kind: 'idle', idleMs: 400 });
+    await waitFor(() => fake.openWatches === 0, { message: 'the connection closed' });
   });
 
   it('refuses plain http without skipTLSVerify, as the client library does', async () => {
