@@ -19,8 +19,8 @@ export interface SliceSourceListener {
   /** synced: the last list succeeded and the watch runs. false with a reason while listing/re-watching. */
   status(synced: boolean, reason?: string): void;
   /**
-   * The loop failed on an unexpected error and restarts after a backoff (`reason` says why and when; each
-   * such call is one restart); undefined once the restarted loop is synced again.
+   * The loop failed on an unexpected error (`reason` says why, and when it restarts); each call with a
+   * reason is one such failure, counted as a restart. undefined once the restarted loop is synced again.
    */
   loopDown(reason: string | undefined): void;
 }
