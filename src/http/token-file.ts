@@ -94,8 +94,8 @@ export class TokenFile {
 
   private watchDirectory(name: string): void {
     try {
-      // The directory, not the file: a rename over the file (or a swapped symlink) is seen there. Events
-      // for other names are kept too: a Secret volume swaps `..data`, not the file's own name.
+      // The directory, not the file: a rename over the file (or a swapped symlink) is seen there. Besides
+      // the file's own name, `..` names count: a Secret volume swaps its `..data` symlink, not the file.
       this.watcher = watch(dirname(this.options.path), { persistent: false }, (_event, changed) => {
         if (changed === null || changed === name || changed.startsWith('..')) this.soon();
       });
