@@ -98,9 +98,10 @@ function reproduceSection(): string[] {
     '',
     '```sh',
     'npm ci',
-    'npm run bench                # every part, about 8 minutes here (regions about 4); writes bench/results/latest.json and this file',
-    'BENCH_QUICK=1 npm run bench  # small sizes, about 1 minute: a smoke test (bench/results/quick.json only)',
+    'npm run bench                # every part, about 40 minutes here (soak 30, regions about 4); writes bench/results/latest.json and this file',
+    'BENCH_QUICK=1 npm run bench  # small sizes, about 4 minutes (a 3-minute soak): a smoke test (bench/results/quick.json only)',
     'npm run bench:heartbeat      # one part (also bench:convergence, bench:lapse, bench:scale, bench:regions)',
+    'npm run bench -- soak        # one part by name; BENCH_SOAK_MINUTES=N sets the soak\'s length (checkpoint at N / 3)',
     'npm run bench -- --render    # BENCHMARKS.md again from latest.json, after editing bench/report/findings.md',
     '```',
   ];
