@@ -189,8 +189,8 @@ describe('Join (registrations): the store cannot be read', () => {
       storeBackoff: { initialMs: 20, maxMs: 40 },
     });
     running.push({ join, store });
-    // Not read yet is not a failure.
-    expect(join.storeReadable).toEqual({ ok: true });
+    // Not read yet cannot be told from never readable (docs/contract.md §5): not readable until a read succeeds.
+    expect(join.storeReadable).toEqual({ ok: false, reason: 'store: not read yet' });
     join.start();
     await eventually(() => expect(store.snapshotCalls).toBeGreaterThan(1));
     expect(join.storeReadable).toEqual({ ok: false, reason: 'store cannot be read: command timed out' });
