@@ -26,8 +26,9 @@ export default {
   htmlReporter: { fileName: `reports/mutation/${part.name}/mutation.html` },
   clearTextReporter: { allowColor: false, logTests: false, reportScoreTable: true },
   incrementalFile: `reports/mutation/${part.name}/incremental.json`,
-  tempDirName: '.stryker-tmp',
+  // One sandbox folder per part, so two parts may run at once (each with --concurrency=1).
+  tempDirName: `.stryker-tmp/${part.name}`,
   // Not needed by any part's tests: copying them into the sandbox only costs time.
-  ignorePatterns: ['dist', 'reports', 'test-artifacts', 'bench', 'deploy', 'docs', 'coverage', '.tmp'],
+  ignorePatterns: ['dist', 'reports', 'test-artifacts', 'bench', 'deploy', 'docs', 'coverage', '.tmp', '.stryker-tmp'],
   cleanTempDir: 'always',
 };

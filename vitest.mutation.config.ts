@@ -4,11 +4,12 @@
 import { defineConfig } from 'vitest/config';
 import { currentPart } from './scripts/mutation-parts.mjs';
 
-const part = currentPart() as { tests: string[] };
+const part = currentPart() as { tests: string[]; excludeTests?: string[] };
 
 export default defineConfig({
   test: {
     include: part.tests,
+    exclude: ['**/node_modules/**', ...(part.excludeTests ?? [])],
     testTimeout: 30000,
     hookTimeout: 60000,
   },

@@ -1,5 +1,5 @@
 // The parts `npm run mutation` runs, one StrykerJS run each (scripts/mutation.mjs): the files a part
-// mutates, and the unit test files that exercise them in process. A part's tests start no Redis, no
+// mutates, and the unit test files that exercise them in process (`tests`, less `excludeTests`). A part's tests start no Redis, no
 // binary and no browser, so every mutant runs in seconds; the store part mutates only the parts of the
 // Redis store that need no live Redis (keys, replies, URL parsing, canonical JSON), see docs/design.md
 // "The store".
@@ -19,8 +19,16 @@ export const MUTATION_PARTS = {
       '!src/kube/types.ts',
       // Loads @kubernetes/client-node and reads KUBECONFIG: exercised only by the binary tests.
       '!src/kube/kube-config.ts',
+      // The list/watch loop and its HTTP client (docs/design.md "Watch loops"): their tests drive a fake API
+      // server over sockets on real timers, which is live I/O, seconds per mutant and timing-sensitive on a
+      // loaded machine. What they decide is pure and mutated here: watch-outcome.ts, watch-event.ts,
+      // quiet-reset-backoff.ts, slice-view.ts, slice-cache.ts, naming.ts, endpoints.ts.
+      '!src/kube/slice-source.ts',
+      '!src/kube/slice-api.ts',
     ],
     tests: ['test/kube/**/*.test.ts'],
+    // Through the fake API server only, like the two files above.
+    excludeTests: ['test/kube/slice-source*.test.ts', 'test/kube/slice-api.test.ts'],
   },
   join: {
     mutate: ['src/join/**/*.ts'],

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// `npm run mutation [-- PART...] [--full]`: StrykerJS over each part of scripts/mutation-parts.mjs in
-// turn (machines, contract, kube, join, store; all by default), each against its own unit tests, then
-// one report of them all: reports/mutation/mutation.json and mutation.html beside it. Exits 1 when a
+// `npm run mutation [-- PART...] [--full] [--option=value...]`: StrykerJS over each part of
+// scripts/mutation-parts.mjs in turn (machines, contract, kube, join, store; all by default), each against
+// its own unit tests, then one report of them all: reports/mutation/mutation.json and mutation.html beside it. Exits 1 when a
 // part's run fails or scores below its break threshold (stryker.config.mjs), or the whole scores below
 // BREAK.
 //
@@ -23,6 +23,8 @@ const fromStryker = createRequire(require.resolve('@stryker-mutator/core'));
 const args = process.argv.slice(2);
 const full = args.includes('--full') || Boolean(process.env.CI);
 const named = args.filter((arg) => !arg.startsWith('--'));
+// Any other `--option=value` goes to StrykerJS, e.g. `--concurrency=1` on a busy machine.
+const passed = args.filter((arg) => arg.startsWith('--') && arg !== '--full');
 const unknown = named.filter((name) => !(name in MUTATION_PARTS));
 if (unknown.length > 0) {
   process.stderr.write(`mutation: unknown part ${unknown.join(', ')} (parts: ${PART_NAMES.join(', ')})\n`);
@@ -32,7 +34,7 @@ const parts = named.length > 0 ? named : PART_NAMES;
 
 function runPart(name) {
   const strykerBin = `${repoRoot}node_modules/@stryker-mutator/core/bin/stryker.js`;
-  const strykerArgs = ['run', 'stryker.config.mjs', ...(full ? [] : ['--incremental'])];
+  const strykerArgs = ['run', 'stryker.config.mjs', ...(full ? [] : ['--incremental']), ...passed];
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [strykerBin, ...strykerArgs], {
       cwd: repoRoot,
