@@ -106,13 +106,14 @@ export async function startPrometheus(config: string, files: Record<string, stri
   child.stderr!.on('data', keep);
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
+  let gone = false;
   const exited = new Promise<void>((resolve) => {
     child.once('exit', () => resolve());
     child.once('error', (error) => {
-      output += String(error);
+      output += `${String(error)} (Debian: apt-get install -y prometheus)`;
       resolve();
     });
-  });
+  }).then(() => void (gone = true));
   const url = `http://127.0.0.1:${port}`;
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
@@ -121,7 +122,8 @@ export async function startPrometheus(config: string, files: Record<string, stri
     scratch.remove();
   };
   try {
-    await waitFor(async () => child.exitCode === null && (await fetch(`${url}/-/ready`)).status === 200, { timeoutMs: 20_000, message: `prometheus on ${url}` });
+    const ready = await waitFor(async () => gone || ((await fetch(`${url}/-/ready`)).status === 200 && 'ready'), { timeoutMs: 20_000, message: `prometheus on ${url}` });
+    if (ready !== 'ready') throw new Error('prometheus exited before it was ready');
   } catch (error) {
     child.kill('SIGKILL');
     await stop();
