@@ -12,9 +12,11 @@
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { RequestError } from '@hono/node-server';
 import type { Logger } from 'pino';
 import type { ErrorCode } from '../contract/index.js';
 import type { ConnectionRefusedReason } from '../metrics/limit-metrics.js';
+import { errorResponse } from './errors.js';
 
 export interface ConnectionLimits {
   maxConnections: number;
@@ -124,6 +126,15 @@ function throttled() {
       log(pending);
       pending = 0;
     },
+  };
+}
+
+/** For @hono/node-server: a request it cannot read is a 400 with the error body; anything else a defect. */
+export function requestErrorHandler(logger: Logger | undefined): (error: unknown) => Response {
+  return (error) => {
+    if (error instanceof RequestError) return errorResponse(400, 'bad_request', `the request cannot be read: ${error.message}`);
+    logger?.error({ err: error }, 'request failed');
+    return errorResponse(500, 'internal', 'internal error');
   };
 }
 

@@ -24,6 +24,21 @@ function isJsonType(contentType: string | undefined): boolean {
   return type === 'application/json' || /^application\/[\w.+-]+\+json$/.test(type) || type === 'application/x-www-form-urlencoded';
 }
 
+/** The client left before its body was complete: the read of the body failed, or the request was aborted. */
+export function clientLeft(c: Context, error: unknown): boolean {
+  return !(error instanceof ApiError) && (c.req.raw.signal.aborted || (error as NodeJS.ErrnoException | undefined)?.code === 'ECONNRESET');
+}
+
+/**
+ * A client that leaves before its body is complete is no defect of ours and nobody reads the reply
+ * (docs/operations.md "Failure modes"): one quiet line and a count, not a 500 with a stack.
+ */
+export function bodyAborted(deps: HeartbeatDeps, c: Context, error: unknown): ApiError {
+  deps.onOutcome?.('aborted');
+  deps.logger?.debug({ method: c.req.method, path: c.req.path, reason: (error as Error).message }, 'request body aborted by the client');
+  return new ApiError(400, 'invalid_json', 'the body ended before it was complete');
+}
+
 export function heartbeatHandler(deps: HeartbeatDeps) {
   return async function heartbeat(c: Context): Promise<Response> {
     if (!isJsonType(c.req.header('content-type'))) {
@@ -34,11 +49,7 @@ export function heartbeatHandler(deps: HeartbeatDeps) {
     try {
       text = await c.req.text();
     } catch (error) {
-      // The client left before its body was complete: nobody reads the reply, and it is no defect of ours
-      // (docs/operations.md "Failure modes"), so one quiet line and a count, not a 500 with a stack.
-      deps.onOutcome?.('aborted');
-      deps.logger?.debug({ method: c.req.method, path: c.req.path, reason: (error as Error).message }, 'request body aborted by the client');
-      throw new ApiError(400, 'invalid_json', 'the body ended before it was complete');
+      throw bodyAborted(deps, c, error);
     }
     let body: unknown;
     try {

@@ -8,7 +8,7 @@ import { MAX_BODY_BYTES } from '../contract/index.js';
 import type { Logger } from 'pino';
 import type { ListedView } from '../join/listed-view.js';
 import { ApiError } from './errors.js';
-import { heartbeatHandler, type HeartbeatDeps } from './heartbeat.js';
+import { bodyAborted, clientLeft, heartbeatHandler, type HeartbeatDeps } from './heartbeat.js';
 import { DEFAULT_WATCH_LIMITS, WatchHub, type WatchHubOptions, type WatchLimits, type WatchStats } from './watch-hub.js';
 import { watchHandler, type WatchDeps } from './watch.js';
 
@@ -43,6 +43,15 @@ export function poolsRoutes(deps: PoolsRoutesDeps): Hono {
   if (deps.shutdown?.aborted) hub.close();
   else deps.shutdown?.addEventListener('abort', () => hub.close(), { once: true });
   const app = new Hono();
+  // A body read that fails because the client left (wherever it is read: the chunked counter, the
+  // handler) is answered quietly; every other error goes on to the app's renderer.
+  app.onError((error, c) => {
+    if (c.req.method === 'POST' && clientLeft(c, error)) {
+      const quiet = bodyAborted(deps, c, error);
+      return c.json(quiet.body(), quiet.status);
+    }
+    throw error;
+  });
   // Hono's bodyLimit reads the raw web stream, which makes @hono/node-server build a full Request for every
   // POST (measured: about half a heartbeat's CPU). A body with a Content-Length is framed by Node's HTTP
   // parser to exactly that length, so checking the header is enough; only chunked bodies are counted.

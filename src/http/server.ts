@@ -4,10 +4,18 @@ import { createServer as createHttpsServer } from 'node:https';
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { serve } from '@hono/node-server';
+import { createServer as createHttpServer } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { Logger } from 'pino';
-import { DEFAULT_CONNECTION_LIMITS, guardServer, timeoutOptions, type ConnectionLimits, type GuardOptions } from './connection-limits.js';
+import {
+  DEFAULT_CONNECTION_LIMITS,
+  guardServer,
+  requestErrorHandler,
+  timeoutOptions,
+  type ConnectionLimits,
+  type GuardOptions,
+} from './connection-limits.js';
 
 export interface ListenOptions {
   app: Hono;
@@ -45,12 +53,17 @@ export async function listen(options: ListenOptions): Promise<RunningServer> {
     : {};
   const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
   const serverOptions = { ...timeoutOptions(limits), ...('serverOptions' in tls ? tls.serverOptions : {}) };
+  // @hono/node-server's listener, with an error handler: a request it cannot turn into a Request (a Host
+  // header that is no host) gets the contract's error body instead of a bare 400.
+  const listener = getRequestListener(options.app.fetch, { hostname: options.host, errorHandler: requestErrorHandler(options.logger) });
+  const create = ('createServer' in tls ? tls.createServer : createHttpServer) as typeof createHttpServer;
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = serve({ fetch: options.app.fetch, hostname: options.host, port: options.port, ...tls, serverOptions }, () => {
+    const s = create(serverOptions, listener);
+    s.once('error', reject);
+    s.listen(options.port, options.host, () => {
       s.off('error', reject);
       resolve(s);
-    }) as Server;
-    s.once('error', reject);
+    });
   });
   guardServer(server, { limits, logger: options.logger, onRefused: options.onConnectionRefused });
   const address = server.address() as AddressInfo;
