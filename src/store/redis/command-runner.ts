@@ -1,9 +1,11 @@
 // Runs store commands against Redis within the command timeout, turns every failure into a
 // StoreUnavailableError (POST /pools answers 503 with it) and logs each change of Redis's availability
-// once, not once per failed command. A command that times out on a connection that counts as ready
-// means the connection is dead (a half-open path, a frozen Redis): it is dropped and ioredis opens a new
-// one (through Sentinel, asking the sentinels for the master again), instead of failing every later
-// command on it too (docs/design.md "The store").
+// once, not once per failed command. A command that times out on a connection that counts as ready, and
+// on which nothing at all arrived since the command was sent, means the connection is dead (a half-open
+// path, a frozen Redis): it is dropped and ioredis opens a new one (through Sentinel, asking the
+// sentinels for the master again), instead of failing every later command on it too (docs/design.md
+// "The store"). A connection that did receive bytes meanwhile is slow, not dead, and is kept.
+import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { StoreUnavailableError } from '../types.js';
 import type { RedisClient } from './connection.js';
@@ -30,10 +32,18 @@ export class CommandRunner {
   private readonly availableListeners = new Set<() => void>();
   /** Counts the client's connections (each 'ready'), so a timeout drops only the connection it happened on. */
   private connection = 0;
+  /** When the current connection last received a byte (performance.now()). */
+  private lastDataAt = 0;
 
   constructor(private readonly options: CommandRunnerOptions) {
     options.client.on('ready', () => {
       this.connection += 1;
+      this.lastDataAt = performance.now();
+      // A Redis client has one socket (a Cluster has one per node, each dropped by ioredis's socketTimeout).
+      const stream = (options.client as { stream?: Socket }).stream;
+      stream?.on('data', () => {
+        this.lastDataAt = performance.now();
+      });
     });
   }
 
@@ -41,16 +51,21 @@ export class CommandRunner {
   async run<T>(what: string, command: (client: RedisClient) => Promise<T>): Promise<T> {
     const { commandTimeoutMs } = this.options;
     const deadline = performance.now() + commandTimeoutMs;
-    let sentOn: number | undefined;
+    let sent: { connection: number; at: number } | undefined;
     try {
       const { status } = this.options.client;
       if (status !== 'ready') await withDeadline(this.whenReady(), commandTimeoutMs, `not connected (${status})`);
-      sentOn = this.connection;
+      sent = { connection: this.connection, at: performance.now() };
       const result = await withDeadline(command(this.options.client), deadline - performance.now());
       this.succeeded();
       return result;
     } catch (error) {
-      if (sentOn !== undefined && isTimeout(error)) this.dropIfConnected(what, sentOn);
+      if (sent !== undefined && isTimeout(error)) {
+        const on = sent;
+        // After the I/O of this turn: a reply that was merely late behind a stalled event loop (its timer
+        // ran first) has arrived by then, and the connection is kept.
+        setImmediate(() => this.dropIfSilent(what, on));
+      }
       throw this.failed(what, error);
     }
   }
@@ -64,13 +79,17 @@ export class CommandRunner {
   }
 
   /**
-   * A command timed out on a connection that counts as ready: nothing comes back on it, so drop it and let
-   * ioredis reconnect on its backoff. A connection still being opened is ioredis's own to time out.
+   * A command timed out on a connection that counts as ready and received nothing since it was sent: drop
+   * it and let ioredis reconnect on its backoff. A connection still being opened is ioredis's own to time out.
    */
-  private dropIfConnected(what: string, sentOn: number): void {
+  private dropIfSilent(what: string, sent: { connection: number; at: number }): void {
     const { client, logger, description, commandTimeoutMs } = this.options;
     // Already replaced (or being replaced): the connection it was sent on is gone.
-    if (client.status !== 'ready' || this.connection !== sentOn) return;
+    if (client.status !== 'ready' || this.connection !== sent.connection) return;
+    // Bytes arrived after it was sent: alive, only slow (or its reply came after the deadline).
+    if (this.lastDataAt > sent.at) return;
+    // A Cluster has no socket of its own here; its nodes' connections are dropped by ioredis's socketTimeout.
+    if (!(client as { stream?: Socket }).stream) return;
     logger.warn(
       { redis: description, command: what, timeout_ms: commandTimeoutMs },
       'redis connection answered nothing within the command timeout; dropping it and reconnecting',
