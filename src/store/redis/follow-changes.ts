@@ -21,6 +21,9 @@
 // path, or a frozen Redis, is noticed within the command timeout + BLOCK_WINDOW_MS of the hold starting,
 // whatever the watch was doing then, and a slow but live path (a round trip under the command timeout)
 // is never mistaken for one. An empty window costs one XREAD per window and no other command.
+//
+// An entry this version cannot read (garbage added by hand, a newer version's entry) is logged, counted
+// and skipped, and the position moves past it like past any other (docs/contract.md §8).
 import type { Logger } from 'pino';
 import type { LeaseEvent } from '../types.js';
 import { PositionLostError, StoreUnavailableError } from '../types.js';
@@ -54,7 +57,6 @@ export interface FollowChangesOptions {
   /** An entry this version cannot read: logged and counted, then skipped (see RedisSession). */
   skipUnreadable: (entry: UnreadableEntry) => void;
 }
-
 
 export async function* followChanges(options: FollowChangesOptions): AsyncGenerator<LeaseEvent, void, undefined> {
   const { runner, keys, signal } = options;
