@@ -140,6 +140,8 @@ describe.each(FLAVOURS)('the MCS join (%s slices)', (flavour) => {
     await waitFor(() => service.stateOf(key) === 'one-sided', { message: 'one-sided again' });
     service.fake.modify(relay);
     await waitFor(() => service.stateOf(key) === 'live', { message: 'live again' });
+    // The actor is live before its upsert has crossed the stream: wait for the stream too.
+    await waitFor(() => stream.messages.filter((m) => m.event !== 'resync').length >= 5, { message: 'the last upsert' });
 
     const events = stream.messages.filter((m) => m.event !== 'resync');
     expect(events.map((m) => `${m.event}:${(m.data as { pool: { state?: string } }).pool.state ?? '-'}`)).toEqual([
