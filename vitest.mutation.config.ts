@@ -4,12 +4,15 @@
 import { defineConfig } from 'vitest/config';
 import { currentPart } from './scripts/mutation-parts.mjs';
 
-const part = currentPart() as { tests: string[]; excludeTests?: string[] };
+const part = currentPart() as { tests: string[]; excludeTests?: string[]; skipTests?: string[] };
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 export default defineConfig({
   test: {
     include: part.tests,
     exclude: ['**/node_modules/**', ...(part.excludeTests ?? [])],
+    // Every test whose name holds none of skipTests.
+    ...(part.skipTests ? { testNamePattern: new RegExp(`^(?!.*(?:${part.skipTests.map(escape).join('|')}))`) } : {}),
     testTimeout: 30000,
     hookTimeout: 60000,
   },

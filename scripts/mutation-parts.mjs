@@ -1,5 +1,6 @@
 // The parts `npm run mutation` runs, one StrykerJS run each (scripts/mutation.mjs): the files a part
-// mutates, and the unit test files that exercise them in process (`tests`, less `excludeTests`). A part's tests start no Redis, no
+// mutates, and the unit test files that exercise them in process (`tests`, less `excludeTests`, and
+// without the tests named in `skipTests`). A part's tests start no Redis, no
 // binary and no browser, so every mutant runs in seconds; the store part mutates only the parts of the
 // Redis store that need no live Redis (keys, replies, URL parsing, canonical JSON), see docs/design.md
 // "The store".
@@ -51,6 +52,10 @@ export const MUTATION_PARTS = {
       'test/store/redis-replies.test.ts',
       'test/store/canonical-json.test.ts',
     ],
+    // Seconds of churn on real clocks from three replicas at once: slow per mutant, and on a loaded machine
+    // its sweeps can end before the last leases lapse, so it fails the initial run. The contract's other
+    // tests pin the same event rules one case at a time.
+    skipTests: ['never misses or doubles an event under concurrent heartbeats'],
   },
 };
 

@@ -116,6 +116,7 @@ function nameServiceImportSlice(slice: EndpointSlice, options: NamingOptions): S
     return poolSlice(slice, service, cluster, options);
   }
 
+  // Stryker disable next-line StringLiteral: equivalent, any fallback without the karmada-es- prefix reads as no cluster
   const workNamespace = annotation(slice, KARMADA_WORK_NAMESPACE) ?? '';
   const fromAnnotation = workNamespace.startsWith(KARMADA_EXECUTION_SPACE_PREFIX)
     ? workNamespace.slice(KARMADA_EXECUTION_SPACE_PREFIX.length)

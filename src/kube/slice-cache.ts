@@ -99,7 +99,9 @@ export class SliceCache {
     const changed = changedKeys(previous, next);
     if (previous) {
       const group = this.byKey.get(previous.key);
+      // Stryker disable next-line OptionalChaining: equivalent, a cached slice's key always has its group
       group?.delete(id);
+      // Stryker disable next-line OptionalChaining: equivalent, a cached slice's key always has its group
       if (group?.size === 0) this.byKey.delete(previous.key);
       this.slices.delete(id);
     }
