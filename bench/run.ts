@@ -24,6 +24,7 @@ import type { BenchPart } from './parts/part.js';
 import { regionsPart } from './parts/regions.js';
 import { scalePart } from './parts/scale.js';
 import { soakPart } from './parts/soak.js';
+import { watchersPart } from './parts/watchers.js';
 import { renderBenchmarks } from './report/markdown.js';
 import { summaryTable } from './report/table.js';
 import { PART_NAMES, type BenchRun, type PartName } from './report/types.js';
@@ -35,6 +36,7 @@ const PARTS: Record<PartName, BenchPart> = {
   scale: scalePart,
   regions: regionsPart,
   soak: soakPart,
+  watchers: watchersPart,
 };
 
 const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');

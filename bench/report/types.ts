@@ -1,7 +1,7 @@
 // The shape of a benchmark run, as bench/results/latest.json holds it and BENCHMARKS.md renders it.
 
-export type PartName = 'heartbeat' | 'convergence' | 'lapse' | 'scale' | 'regions' | 'soak';
-export const PART_NAMES: readonly PartName[] = ['heartbeat', 'convergence', 'lapse', 'scale', 'regions', 'soak'];
+export type PartName = 'heartbeat' | 'convergence' | 'lapse' | 'scale' | 'regions' | 'soak' | 'watchers';
+export const PART_NAMES: readonly PartName[] = ['heartbeat', 'convergence', 'lapse', 'scale', 'regions', 'soak', 'watchers'];
 
 /** What a figure is compared with: a limit measured in the same run, or a target from the issue. */
 export interface Reference {

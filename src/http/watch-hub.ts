@@ -4,6 +4,9 @@
 // encoded for its revision. Writes never wait for a client: what a stream has not sent yet is its
 // backlog, and a stream whose backlog passes the limit is cut (the client reconnects and gets a
 // `resync`), so a client that stops reading costs at most the limit and never slows the others.
+// Frames go out in order, to BATCH streams at a time with a turn of the event loop between batches, so
+// a change fanned out to 10,000 streams does not hold up other requests (/healthz) for the whole of it;
+// a stream that joined after a frame was published skips it (its first resync already holds it).
 // Keep-alive comments come from one timer for all streams.
 import type { Logger } from 'pino';
 import type { WatchEvent } from '../contract/index.js';
@@ -31,6 +34,8 @@ export interface WatchHubOptions extends WatchLimits {
 }
 
 const encoder = new TextEncoder();
+/** Streams written to before other work gets a turn. */
+const BATCH = 500;
 const KEEPALIVE_FRAME = encoder.encode(': keep-alive\n\n');
 
 /** One SSE frame (docs/contract.md §5): `event:` the kind, `id:` the revision, `data:` one line of JSON. */
@@ -44,6 +49,12 @@ export function eventFrame(kind: string, revision: string, json: string): Uint8A
  */
 export class WatchHub implements WatchStats {
   private readonly sinks = new Set<WatchSink>();
+  /** Each stream's count of frames published before it joined (its first resync holds those). */
+  private readonly joinedAfter = new Map<WatchSink, number>();
+  private published = 0;
+  private readonly pending: { seq: number; frame: Uint8Array }[] = [];
+  private cursor: { seq: number; frame: Uint8Array; sinks: WatchSink[]; next: number } | undefined;
+  private pumping = false;
   private unsubscribe: (() => void) | undefined;
   private keepAlive: ReturnType<typeof setInterval> | undefined;
   private closed = false;
@@ -82,6 +93,7 @@ export class WatchHub implements WatchStats {
       return;
     }
     this.sinks.add(sink);
+    this.joinedAfter.set(sink, this.published);
     sink.onClose(() => this.remove(sink));
     if (this.sinks.size === 1) this.start();
     this.options.onSubscribers?.(this.sinks.size);
@@ -91,11 +103,14 @@ export class WatchHub implements WatchStats {
   /** End every stream and take no more (the server drains). */
   close(): void {
     this.closed = true;
+    this.pending.length = 0;
+    this.cursor = undefined;
     for (const sink of [...this.sinks]) sink.end();
     this.stop();
   }
 
   private remove(sink: WatchSink): void {
+    this.joinedAfter.delete(sink);
     if (!this.sinks.delete(sink)) return;
     if (this.sinks.size === 0) this.stop();
     this.options.onSubscribers?.(this.sinks.size);
@@ -135,14 +150,42 @@ export class WatchHub implements WatchStats {
   }
 
   private broadcast(frame: Uint8Array): void {
-    for (const sink of this.sinks) this.deliver(sink, frame);
+    this.published += 1;
+    this.pending.push({ seq: this.published, frame });
+    if (!this.pumping) this.pump();
   }
+
+  /** Write pending frames in order, BATCH streams at a time, until none is left. */
+  private readonly pump = (): void => {
+    this.pumping = true;
+    let budget = BATCH;
+    while (budget > 0) {
+      if (this.cursor === undefined) {
+        const next = this.pending.shift();
+        if (next === undefined) {
+          this.pumping = false;
+          return;
+        }
+        this.cursor = { ...next, sinks: [...this.sinks], next: 0 };
+      }
+      const cursor = this.cursor;
+      while (budget > 0 && cursor.next < cursor.sinks.length) {
+        const sink = cursor.sinks[cursor.next++]!;
+        budget -= 1;
+        const after = this.joinedAfter.get(sink);
+        if (after !== undefined && after < cursor.seq) this.deliver(sink, cursor.frame);
+      }
+      if (cursor.next >= cursor.sinks.length) this.cursor = undefined;
+    }
+    setImmediate(this.pump);
+  };
 
   private deliver(sink: WatchSink, frame: Uint8Array): void {
     sink.write(frame);
     const backlog = sink.backlogBytes;
     if (backlog <= this.options.maxBacklogBytes + this.resyncBytes) return;
     this.sinks.delete(sink);
+    this.joinedAfter.delete(sink);
     sink.destroy();
     this.options.onDropped?.('backlog');
     this.options.logger?.info(

@@ -32,19 +32,24 @@ export function nodeSink(c: Context): { sink: WatchSink; response: Response } | 
   const outgoing = (c.env as { outgoing?: unknown } | undefined)?.outgoing;
   if (!(outgoing instanceof ServerResponse)) return undefined;
   const res: ServerResponse = outgoing;
-  res.writeHead(200, SSE_HEADERS);
+  const socket = res.socket;
+  if (socket === null) return undefined;
+  // Not chunked: the stream is the rest of the connection (`Connection: close`), so each frame is one
+  // plain write to the socket, with none of the chunk framing and corking of a response write.
+  res.useChunkedEncodingByDefault = false;
+  const { connection: _keepAlive, ...headers } = SSE_HEADERS;
+  res.writeHead(200, headers);
   res.flushHeaders();
   // Errors of the socket end the stream through 'close'; none may go unhandled.
   res.on('error', () => {});
-  const socket = res.socket;
   const sink: WatchSink = {
     write: (frame) => {
-      if (!res.destroyed && !res.writableEnded) res.write(frame);
+      if (!socket.destroyed && !res.writableEnded) socket.write(frame);
     },
     get backlogBytes() {
-      return res.writableLength;
+      return socket.writableLength;
     },
-    peer: socket?.remoteAddress !== undefined ? `${socket.remoteAddress}:${socket.remotePort}` : undefined,
+    peer: socket.remoteAddress !== undefined ? `${socket.remoteAddress}:${socket.remotePort}` : undefined,
     onClose: (listener) => {
       if (res.destroyed) queueMicrotask(listener);
       else res.once('close', listener);
