@@ -113,7 +113,10 @@ export function openApiDocument(options: OpenApiOptions): JsonObject {
           summary: 'The listed pools as Server-Sent Events',
           description:
             'event: resync (data: PoolList), then upsert (WatchUpsert) and delete (WatchDelete) per change, and a new resync when completeness changes, a region’s entry turns complete, incomplete or dropped, or a source relists; id: the revision; a comment line at least every 15 s.',
-          responses: { '200': sse('resync, upsert, delete') },
+          responses: {
+            '200': sse('resync, upsert, delete'),
+            '503': error('--max-watchers streams are open (too_many_watchers); Retry-After says when to try again'),
+          },
         },
       },
       '/healthz': {

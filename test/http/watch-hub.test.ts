@@ -1,0 +1,101 @@
+// The watch fan-out in process (src/http/watch-hub.ts): frames go out 500 streams per turn of the event
+// loop, in order; a stream that joins while a change is still going out gets its resync and then only the
+// changes after it, none twice and none lost; a stream that stops taking bytes is cut past the limit.
+import { describe, expect, it } from 'vitest';
+import type { ListedPool } from '../../src/contract/index.js';
+import { ListedView } from '../../src/join/listed-view.js';
+import { WatchHub } from '../../src/http/watch-hub.js';
+import type { WatchSink } from '../../src/http/watch-sink.js';
+import { waitFor } from '../support/wait.js';
+
+class FakeSink implements WatchSink {
+  readonly frames: string[] = [];
+  backlogBytes = 0;
+  /** A stalled client: every byte stays in the backlog. */
+  stalled = false;
+  destroyed = false;
+  readonly peer = 'fake';
+  private readonly closers: (() => void)[] = [];
+  write(frame: Uint8Array): void {
+    this.frames.push(new TextDecoder().decode(frame));
+    if (this.stalled) this.backlogBytes += frame.byteLength;
+  }
+  onClose(listener: () => void): void {
+    this.closers.push(listener);
+  }
+  end(): void {
+    this.closers.forEach((f) => f());
+  }
+  destroy(): void {
+    this.destroyed = true;
+    this.closers.forEach((f) => f());
+  }
+  /** The event kinds and pool names, in order. */
+  events(): string[] {
+    return this.frames.map((f) => `${/^event: (\w+)/.exec(f)?.[1]}:${/"name":"([^"]+)"/.exec(f)?.[1] ?? ''}`);
+  }
+}
+
+const pool = (name: string): ListedPool => ({
+  cluster_id: 'c',
+  namespace: 'ns',
+  name,
+  model: 'm',
+  capabilities: [],
+  capacity: [],
+  location: {},
+  relays: [],
+  frontends: [],
+  state: 'frontendless',
+});
+
+describe('WatchHub', () => {
+  it('writes in order, 500 streams a turn; a stream joining mid-change gets its resync, then only later changes', async () => {
+    const view = new ListedView({ epoch: 1 });
+    const hub = new WatchHub({ view, maxWatchers: 5_000, maxBacklogBytes: 1 << 20, keepAliveMs: 60_000 });
+    const early = Array.from({ length: 1_200 }, () => new FakeSink());
+    for (const sink of early) hub.add(sink);
+
+    view.update('c/ns/one', pool('one'));
+    // The first batch has it at once; the rest only after turns of the event loop.
+    expect(early[0]!.events()).toEqual(['resync:', 'upsert:one']);
+    expect(early[1_199]!.events()).toEqual(['resync:']);
+
+    const late = new FakeSink();
+    hub.add(late);
+    view.update('c/ns/two', pool('two'));
+    await waitFor(() => early.every((s) => s.frames.length === 3) && late.frames.length === 2, { message: 'every frame written' });
+
+    for (const sink of early) expect(sink.events()).toEqual(['resync:', 'upsert:one', 'upsert:two']);
+    // Its resync already lists `one` (the view had it when it joined), so `one` is not sent again.
+    expect(late.events()).toEqual(['resync:one', 'upsert:two']);
+    hub.close();
+  });
+
+  it('cuts a stream whose backlog passes the limit and counts it; the others get every frame', () => {
+    const view = new ListedView({ epoch: 1 });
+    const dropped: string[] = [];
+    const hub = new WatchHub({ view, maxWatchers: 10, maxBacklogBytes: 2_000, keepAliveMs: 60_000, onDropped: (reason) => dropped.push(reason) });
+    const reader = new FakeSink();
+    const stalled = new FakeSink();
+    hub.add(reader);
+    hub.add(stalled);
+    stalled.stalled = true;
+    for (let i = 0; i < 40; i++) view.update(`c/ns/p${i}`, pool(`p${i}`));
+    expect(stalled.destroyed).toBe(true);
+    expect(dropped).toEqual(['backlog']);
+    expect(hub.size).toBe(1);
+    expect(reader.events().filter((e) => e.startsWith('upsert'))).toHaveLength(40);
+    expect(stalled.backlogBytes).toBeLessThan(2_000 + 400);
+    hub.close();
+  });
+
+  it('refuses nothing itself but reports full at --max-watchers', () => {
+    const hub = new WatchHub({ view: new ListedView(), maxWatchers: 2, maxBacklogBytes: 1 << 20, keepAliveMs: 60_000 });
+    hub.add(new FakeSink());
+    expect(hub.full).toBe(false);
+    hub.add(new FakeSink());
+    expect(hub.full).toBe(true);
+    hub.close();
+  });
+});
