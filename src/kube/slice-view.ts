@@ -76,6 +76,7 @@ export class PoolSliceView {
       this.namingWarned.delete(id);
     } else if (this.namingWarned.get(id) !== warning) {
       this.namingWarned.set(id, warning);
+      // Stryker disable next-line ConditionalExpression: equivalent, a skip has no key, and pino leaves out an undefined field
       const pool = naming.kind === 'pool' ? { pool: naming.key } : {};
       const used = naming.kind === 'pool' ? 'used' : 'skipped';
       this.options.logger.warn({ slice: id, ...pool, reason: warning }, `EndpointSlice ${used}: ${warning}`);

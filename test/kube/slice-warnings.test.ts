@@ -104,6 +104,15 @@ describe('the frontend-port warning', () => {
   });
 });
 
+describe('without a warning counter', () => {
+  it('the frontend-port warning is still logged', () => {
+    const { logger, warnings } = captureLogs();
+    const view = new PoolSliceView({ mode: 'karmada', ...DEFAULT_SUFFIXES, frontendPortName: 'http', logger });
+    view.apply({ type: 'ADDED', slice: fixtureSlice('karmada/cp-frontend-other-port-name.json') });
+    expect(warnings()).toHaveLength(1);
+  });
+});
+
 describe('sameEndpoints', () => {
   const endpoints = { relays: ['r1'], frontends: ['f1', 'f2'], frontendSlicesWithPort: true };
   it('is true only when every part is equal', () => {
