@@ -123,8 +123,9 @@ describe('GET /debug while the view is incomplete', () => {
   let svc: TestService;
   beforeAll(async () => {
     browser = await launchChromium();
-    // The memory store is incomplete for one lease after start: long enough to load the page in.
-    svc = await startService({ leaseMs: 4000 });
+    // The memory store is incomplete for one lease after start: long enough to load the page in, even
+    // on a loaded machine (a 4 s lease was not, once).
+    svc = await startService({ leaseMs: 12_000 });
   });
   afterAll(async () => {
     await browser?.close();
@@ -137,7 +138,7 @@ describe('GET /debug while the view is incomplete', () => {
       await page.goto(`${svc.url}/debug`);
       await page.waitForSelector('#banner:not([hidden])', { timeout: 3000 });
       expect(await page.textContent('#banner')).toContain('memory store: leases renewed before this replica started may be missing');
-      await page.waitForSelector('#banner', { state: 'hidden', timeout: 8000 });
+      await page.waitForSelector('#banner', { state: 'hidden', timeout: 20_000 });
       expect(await page.getAttribute('body', 'data-complete')).toBe('true');
     } finally {
       await page.close();
