@@ -14,7 +14,7 @@ import { SseReader } from '../support/sse.js';
 import { captureLogs, type CapturedLogs } from '../support/logs.js';
 import { randomPrefix, startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
 import { registration } from '../support/registration.js';
-import { repeatEvery } from '../support/wait.js';
+import { repeatEvery, waitFor } from '../support/wait.js';
 
 /** Short enough that a lapse, a hold and a drop each take a second or two. */
 export const LEASE_MS = 1500;
@@ -142,7 +142,12 @@ export async function keepRegistered(replicaUrl: string, pool: Registration, eve
     await response.body?.cancel();
     return response.status;
   };
-  const first = await send();
+  // A relay retries a 503 (a replica whose Redis connection is being replaced answers one); anything
+  // else than 200 or 503 is a refusal and fails at once.
+  const first = await waitFor(async () => {
+    const status = await send();
+    return status !== 503 && status;
+  }, { timeoutMs: 5000, message: `POST /pools to ${replicaUrl} answered other than 503` });
   if (first !== 200) throw new Error(`POST /pools to ${replicaUrl}: ${first}`);
   const loop = repeatEvery(everyMs, send);
   return {
