@@ -2,7 +2,7 @@
 // each mutates and the unit tests that exercise them). `npm run mutation` (scripts/mutation.mjs) runs every
 // part in turn and merges their reports; `POOLSCOPE_MUTATION_PART=kube npx stryker run` runs one.
 // @ts-check
-import { currentPart } from './scripts/mutation-parts.mjs';
+import { currentPart, THRESHOLDS } from './scripts/mutation-parts.mjs';
 
 const part = currentPart();
 
@@ -20,7 +20,9 @@ export default {
   // Two cores: one test runner per core at most (CI has the machine to itself).
   concurrency: 2,
   timeoutMS: 10000,
-  thresholds: { high: 95, low: 90, break: 90 },
+  // A part run alone breaks below 90 %. `npm run mutation` judges the whole instead (the parts' mutants
+  // together), so it asks each part not to break on its own score.
+  thresholds: { ...THRESHOLDS, break: process.env.POOLSCOPE_MUTATION_WHOLE === '1' ? null : THRESHOLDS.break },
   reporters: ['clear-text', 'progress-append-only', 'json', 'html'],
   jsonReporter: { fileName: `reports/mutation/${part.name}/mutation.json` },
   htmlReporter: { fileName: `reports/mutation/${part.name}/mutation.html` },

@@ -61,6 +61,9 @@ export const MUTATION_PARTS = {
 
 export const PART_NAMES = Object.keys(MUTATION_PARTS);
 
+/** Mutation score thresholds (%): below `break` a run fails. */
+export const THRESHOLDS = { high: 95, low: 90, break: 90 };
+
 /** The part named by POOLSCOPE_MUTATION_PART, which stryker.config.mjs and vitest.mutation.config.ts read. */
 export function currentPart() {
   const name = process.env.POOLSCOPE_MUTATION_PART;
