@@ -33,7 +33,18 @@ export class WatchClients {
     for (let i = 0; i < count; i += batch) {
       await Promise.all(Array.from({ length: Math.min(batch, count - i) }, () => clients.add(port)));
     }
-    if (clients.resynced < count) await allResynced;
+    if (clients.resynced < count) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`only ${clients.resynced} of ${count} watch streams got their resync within 120 s`)), 120_000);
+      });
+      try {
+        await Promise.race([allResynced, timeout]);
+      } finally {
+        clearTimeout(timer);
+        if (clients.resynced < count) clients.close();
+      }
+    }
     return clients;
   }
 

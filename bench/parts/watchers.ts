@@ -12,9 +12,10 @@ import { WatchClients } from '../lib/watch-clients.js';
 import { informational, judged } from '../report/types.js';
 import type { BenchPart } from './part.js';
 
-/** Watch streams and changes: the issue's sizes, or a smoke run's. */
+/** Watch streams and changes: the issue's sizes, or a smoke run's; BENCH_WATCHERS sets the streams. */
 function sizes(quick: boolean) {
-  return quick ? { watchers: 500, changes: 5 } : { watchers: 10_000, changes: 20 };
+  const watchers = Number(process.env.BENCH_WATCHERS ?? (quick ? 500 : 10_000));
+  return { watchers, changes: quick ? 5 : 20 };
 }
 
 /** Resident set of a process, from /proc (bytes). */
@@ -54,14 +55,19 @@ export const watchersPart: BenchPart = {
 
       logger.info({ changes }, 'watchers: changes fanned out, /healthz probed meanwhile');
       const health: number[] = [];
+      const healthFailures: string[] = [];
       let probing = true;
       const probe = (async () => {
         while (probing) {
           const started = performance.now();
-          const response = await fetch(`${replica.url}/healthz`);
-          await response.text();
-          if (response.status !== 200) throw new Error(`/healthz answered ${response.status}`);
-          health.push(performance.now() - started);
+          try {
+            const response = await fetch(`${replica.url}/healthz`);
+            await response.text();
+            if (response.status === 200) health.push(performance.now() - started);
+            else healthFailures.push(`status ${response.status}`);
+          } catch (error) {
+            healthFailures.push(String((error as Error).cause ?? error));
+          }
           await new Promise((resolve) => setTimeout(resolve, 10));
         }
       })();
@@ -124,6 +130,7 @@ export const watchersPart: BenchPart = {
           }),
           informational({ id: 'watchers.post_to_last_p50', label: 'POST → upsert on the last stream, median', value: round(fanOut.p50), unit: 'ms' }),
           informational({ id: 'watchers.healthz_max', label: `/healthz max during ${changes} changes`, value: round(healthz.max), unit: 'ms' }),
+          informational({ id: 'watchers.healthz_failures', label: `/healthz requests failed during ${changes} changes`, value: healthFailures.length, unit: '' }),
           informational({ id: 'watchers.open_all', label: `opening ${watchers.toLocaleString('en-US')} streams, to the last resync`, value: round(openMs), unit: 'ms' }),
         ],
         details: {
@@ -134,6 +141,7 @@ export const watchersPart: BenchPart = {
           postToLastMs: roundAll(fanOut),
           healthzMs: roundAll(healthz),
           streamsClosedEarly: clients.closedEarly,
+          healthzFailures: healthFailures,
           replicaWarnings: warnings,
         },
       };
