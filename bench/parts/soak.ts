@@ -8,6 +8,8 @@
 // and the heap's growth per history entry added tells a bound still filling from a leak.
 //   BENCH_SOAK_MINUTES=N      run length (default 30; 3 with BENCH_QUICK=1); the checkpoint is at N / 3
 //   BENCH_SOAK_SNAPSHOTS=DIR  also write heap snapshots at the checkpoint and at the end (for a leak hunt)
+//   BENCH_SOAK_CHURN_SECS=S   mean time between churn events (default 0.05); e.g. 0.005 fills every
+//                             history within minutes, so the checkpoint sees the steady state
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { join } from 'node:path';
@@ -21,7 +23,7 @@ import { informational, judged } from '../report/types.js';
 import type { BenchPart } from './part.js';
 
 const POOLS = 300;
-const CHURN_INTERVAL_SECS = 0.05;
+const CHURN_INTERVAL_SECS = Number(process.env.BENCH_SOAK_CHURN_SECS || 0.05);
 const WATCHERS = 20;
 const SEED = 20261130;
 /** The target: heap at the end within this share of the heap at the checkpoint. */
