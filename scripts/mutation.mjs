@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run mutation [-- PART...] [--full] [--option=value...]`: StrykerJS over each part of
+// `npm run mutation [-- PART...] [--full | --merge-only] [--option=value...]`: StrykerJS over each part of
 // scripts/mutation-parts.mjs in turn (machines, contract, kube, join, store; all by default), each against
 // its own unit tests, then one report of them all: reports/mutation/mutation.json and mutation.html
 // beside it. Exits 1 when a part's run fails, or when the whole (every part's mutants together) scores
@@ -22,9 +22,11 @@ const fromStryker = createRequire(require.resolve('@stryker-mutator/core'));
 
 const args = process.argv.slice(2);
 const full = args.includes('--full') || Boolean(process.env.CI);
+// Merge the parts' last reports (reports/mutation/<part>/mutation.json) without running StrykerJS.
+const mergeOnly = args.includes('--merge-only');
 const named = args.filter((arg) => !arg.startsWith('--'));
 // Any other `--option=value` goes to StrykerJS, e.g. `--concurrency=1` on a busy machine.
-const passed = args.filter((arg) => arg.startsWith('--') && arg !== '--full');
+const passed = args.filter((arg) => arg.startsWith('--') && arg !== '--full' && arg !== '--merge-only');
 const unknown = named.filter((name) => !(name in MUTATION_PARTS));
 if (unknown.length > 0) {
   process.stderr.write(`mutation: unknown part ${unknown.join(', ')} (parts: ${PART_NAMES.join(', ')})\n`);
@@ -47,6 +49,10 @@ function runPart(name) {
 
 const outcomes = [];
 for (const name of parts) {
+  if (mergeOnly) {
+    outcomes.push({ name, code: 0, seconds: 0 });
+    continue;
+  }
   const started = Date.now();
   process.stdout.write(`\nmutation: part ${name} (${full ? 'every mutant' : 'incremental'})\n`);
   const code = await runPart(name);
