@@ -52,6 +52,7 @@ export const MUTATION_PARTS = {
       'test/store/redis-replies.test.ts',
       'test/store/canonical-json.test.ts',
       'test/store/memory-change-log.test.ts',
+      'test/store/redis-url-edges.test.ts',
     ],
     // Seconds of churn on real clocks from three replicas at once: slow per mutant, and on a loaded machine
     // its sweeps can end before the last leases lapse, so it fails the initial run. The contract's other
