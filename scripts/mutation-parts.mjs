@@ -32,7 +32,13 @@ export const MUTATION_PARTS = {
     excludeTests: ['test/kube/slice-source*.test.ts', 'test/kube/slice-api.test.ts'],
   },
   join: {
-    mutate: ['src/join/**/*.ts'],
+    mutate: [
+      'src/join/**/*.ts',
+      // A region's feed around the store feed: its hold, drop and refill after a lost epoch are timers over
+      // live Redis, exercised by test/regions (redis-server, WAN proxies) rather than in process, so most of
+      // its mutants are covered by no test here (docs/design.md "Scale and regions").
+      '!src/join/region-feed.ts',
+    ],
     tests: ['test/join/**/*.test.ts'],
   },
   store: {
