@@ -14,10 +14,13 @@ import { metricValue } from './support.js';
 
 const COMMAND_TIMEOUT_MS = 500;
 /**
- * The deadline the test holds the replica to: 2 × the command timeout (one timeout to find the connection
- * dead, the rest for a new one) plus slack for a loaded 2-core machine. The measured figure is logged.
+ * The bound the test holds the replica to. The target is 2 × the command timeout (one timeout to find the
+ * connection dead, the rest for a new one: measured 0.66 to 0.75 s here, the annotation logs each run's
+ * figure); the bound allows twice that, since a timed bound under a full suite on 2 cores flakes. What
+ * fails without the rule is the mechanism: the connection dropped for its timed-out command, counted.
  */
-const WRITE_AGAIN_DEADLINE_MS = 2 * COMMAND_TIMEOUT_MS + 200;
+const WRITE_AGAIN_DEADLINE_MS = 4 * COMMAND_TIMEOUT_MS;
+const DROPPED_LINE = 'redis connection answered nothing within the command timeout; dropping it and reconnecting';
 
 const redis = useRedis('dead-connection');
 let proxy: TcpProxy | undefined;
@@ -68,6 +71,7 @@ describe('a Redis connection that goes dead without closing', () => {
     const pools = await listPools(url);
     expect(pools.pools.map((p) => p.name).sort()).toEqual(['after', 'before']);
     expect(await metricValue(url, 'poolscope_store_reconnects_total')).toBeGreaterThan(reconnectsBefore);
+    expect(replica.logs.filter((line) => line.msg === DROPPED_LINE).length).toBeGreaterThan(0);
     // The measured figures, in the test's annotations (e.g. `--reporter=verbose`).
     await annotate(`writes again after ${writesAgainMs} ms; healthy and complete after ${healthyAgainMs} ms (command timeout ${COMMAND_TIMEOUT_MS} ms)`);
     expect(writesAgainMs).toBeLessThan(WRITE_AGAIN_DEADLINE_MS);
