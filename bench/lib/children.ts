@@ -66,11 +66,17 @@ export function outputOf(child: ChildProcess, what: string): Promise<string> {
 
 /**
  * The first IPC message from `child` that `match` accepts; rejects when the child exits first or nothing
- * matching comes within 30 s (`what` and the child's stderr name the failure).
+ * matching comes within `timeoutMs` (30 s by default; `what` and the child's stderr name the failure).
  */
-export function childMessage<T>(child: ChildProcess, match: (message: unknown) => T | undefined, what: string, stderr: () => string): Promise<T> {
+export function childMessage<T>(
+  child: ChildProcess,
+  match: (message: unknown) => T | undefined,
+  what: string,
+  stderr: () => string,
+  timeoutMs = 30_000,
+): Promise<T> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => finish(new Error(`${what} within 30 s: ${stderr()}`)), 30_000);
+    const timer = setTimeout(() => finish(new Error(`${what} within ${timeoutMs} ms: ${stderr()}`)), timeoutMs);
     const onMessage = (message: unknown) => {
       try {
         const value = match(message);

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { REPO_ROOT } from '../../test/support/process.js';
 import { freePort } from '../../test/support/redis-server.js';
 import type { HookReply, HookRequest } from '../probes/heap-hook.js';
-import { spawnTracked, stopChild } from './children.js';
+import { childMessage, spawnTracked, stopChild } from './children.js';
 
 const HOOK = fileURLToPath(new URL('../probes/heap-hook.ts', import.meta.url));
 
@@ -83,20 +83,6 @@ async function untilHealthy(child: ChildProcess, url: string, stderr: () => stri
 
 /** The child's next reply of `type`; rejects when it exits first or after `timeoutMs`. */
 function replyOf<T extends HookReply['type']>(child: ChildProcess, type: T, timeoutMs: number, stderr: () => string): Promise<Extract<HookReply, { type: T }>> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => finish(new Error(`soak replica: no ${type} reply within ${timeoutMs} ms: ${stderr()}`)), timeoutMs);
-    const onMessage = (message: unknown) => {
-      if ((message as HookReply).type === type) finish(undefined, message as Extract<HookReply, { type: T }>);
-    };
-    const onExit = (code: number | null) => finish(new Error(`soak replica exited with ${code}: ${stderr()}`));
-    function finish(error?: Error, value?: Extract<HookReply, { type: T }>) {
-      clearTimeout(timer);
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-      if (error) reject(error);
-      else resolve(value!);
-    }
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-  });
+  const match = (message: unknown) => ((message as HookReply).type === type ? (message as Extract<HookReply, { type: T }>) : undefined);
+  return childMessage(child, match, `soak replica: no ${type} reply`, stderr, timeoutMs);
 }
