@@ -3,22 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { poolKey, type ListedPool, type RegionStatus, type WatchEvent } from '../../src/contract/index.js';
 import { ListedView } from '../../src/join/listed-view.js';
+import { pool } from './listed-pool.js';
 
-function pool(name: string, overrides: Partial<ListedPool> = {}): ListedPool {
-  return {
-    cluster_id: 'c1',
-    namespace: 'llm',
-    name,
-    model: 'model-a',
-    capabilities: [],
-    capacity: [],
-    location: {},
-    relays: [],
-    frontends: ['http://10.0.0.1:8000'],
-    state: 'live',
-    ...overrides,
-  };
-}
 
 function watchedView(epoch = 1734) {
   const view = new ListedView({ epoch });

@@ -3,22 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { poolKey, type ListedPool, type WatchEvent } from '../../src/contract/index.js';
 import { ListedView } from '../../src/join/listed-view.js';
+import { pool } from './listed-pool.js';
 
-function pool(name: string, overrides: Partial<ListedPool> = {}): ListedPool {
-  return {
-    cluster_id: 'c1',
-    namespace: 'llm',
-    name,
-    model: 'model-a',
-    capabilities: [],
-    capacity: [],
-    location: {},
-    relays: [],
-    frontends: ['http://10.0.0.1:8000'],
-    state: 'live',
-    ...overrides,
-  };
-}
 const keyOf = (p: ListedPool) => poolKey(p);
 
 /** The sequence number of a revision `<epoch>-<seq>`, to compare revisions as numbers. */
