@@ -1,5 +1,7 @@
 // poolscope replicas for the benchmarks: the real binary (bin/poolscope.js, running dist/) on the Redis
 // store, logging only warnings so log writing is not part of what is measured.
+//   BENCH_CPU_PROF=<dir>  each replica runs with `node --cpu-prof --cpu-prof-dir=<dir>` and writes its
+//                         profile there when it stops (open it in Chrome DevTools, or read its self times)
 import { startPoolscope, type PoolscopeProcess } from '../../test/support/process.js';
 import { registration } from '../../test/support/service.js';
 import { track } from './children.js';
@@ -16,9 +18,16 @@ export async function startReplica(options: ReplicaOptions): Promise<PoolscopePr
   const heartbeatSecs = options.heartbeatSecs ?? Math.max(leaseSecs / 3, 0.001);
   const replica = await startPoolscope(replicaArgs({ ...options, leaseSecs, heartbeatSecs }), {
     env: { POOLSCOPE_LOG_LEVEL: 'warn' },
+    nodeArgs: cpuProfileArgs(),
   });
   track(replica.child);
   return replica;
+}
+
+/** Node flags that make a replica write a CPU profile into BENCH_CPU_PROF when it exits (Node refuses them in NODE_OPTIONS). */
+function cpuProfileArgs(): string[] {
+  const dir = process.env.BENCH_CPU_PROF;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 }
 
 export function replicaArgs(options: ReplicaOptions & { leaseSecs: number; heartbeatSecs: number }): string[] {

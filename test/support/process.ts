@@ -31,14 +31,14 @@ export function redisReplicaFlags(redis: { url: string }, prefix: string): strin
  */
 export async function startPoolscope(
   args: string[],
-  options: { env?: Record<string, string>; via?: 'npm-start' | 'node'; port?: number } = {},
+  options: { env?: Record<string, string>; via?: 'npm-start' | 'node'; port?: number; nodeArgs?: string[] } = {},
 ): Promise<PoolscopeProcess> {
   const port = options.port ?? (await freePort());
   const fullArgs = args.some((a) => a.startsWith('--listen')) ? args : [...args, `--listen=127.0.0.1:${port}`];
   const [command, argv] =
     options.via === 'npm-start'
       ? ['npm', ['start', '--silent', '--', ...fullArgs]]
-      : [process.execPath, ['bin/poolscope.js', 'serve', ...fullArgs]];
+      : [process.execPath, [...(options.nodeArgs ?? []), 'bin/poolscope.js', 'serve', ...fullArgs]];
   // Its own process group: `npx` runs the server as a grandchild, and signals must reach it too.
   const child = spawn(command, argv, {
     cwd: REPO_ROOT,
