@@ -3,22 +3,13 @@
 // that fails on something it cannot handle. Short timeouts through the same options the defaults use.
 import net from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { expectBackoff } from '../support/backoff.js';
 import { waitFor } from '../support/wait.js';
 import { fixtureObject, startFake, startSource } from './source-harness.js';
 
 const LLAMA = 'gpu-east-1/dynamo/llama-70b';
 const MISTRAL = 'gpu-east-1/dynamo/mistral-7b';
 const RELAY_URL = 'http://10.12.3.41:9000';
-
-/** Each delay is its base plus at most 20 % jitter, capped at 30 s. */
-function expectBackoff(delays: readonly number[], bases: readonly number[]): void {
-  expect(delays).toHaveLength(bases.length);
-  delays.forEach((delay, i) => {
-    const base = bases[i]!;
-    expect(delay, `delay ${i}`).toBeGreaterThanOrEqual(base);
-    expect(delay, `delay ${i}`).toBeLessThanOrEqual(Math.min(30_000, base * 1.2));
-  });
-}
 
 /** The product's backoff (0.8 s doubling to 30 s, jitter), its waits recorded and cut to 1 ms. */
 function recordedProductBackoff(delays: number[]) {

@@ -4,6 +4,7 @@
 // the source is synced again. The backoff's waits are handed to the test (BackoffGate), never slept.
 import { afterEach, describe, expect, it } from 'vitest';
 import { MIN_QUIET_WATCH_MS } from '../../src/kube/slice-source.js';
+import { expectBackoff } from '../support/backoff.js';
 import { FakeKubeApi } from '../support/fake-kube-api.js';
 import type { SseReader } from '../support/sse.js';
 import { useRedis } from '../support/use-redis.js';
@@ -16,16 +17,6 @@ afterEach(stopMcsServices);
 
 const pool = { cluster: 'gpu-east-1', namespace: 'llm', pool: 'steady' };
 const key = poolKeyOf(pool);
-
-/** Each delay is its base plus at most 20 % jitter, capped at 30 s. */
-function expectBackoff(delays: readonly number[], bases: readonly number[]): void {
-  expect(delays).toHaveLength(bases.length);
-  delays.forEach((delay, i) => {
-    const base = bases[i]!;
-    expect(delay, `delay ${i}`).toBeGreaterThanOrEqual(base);
-    expect(delay, `delay ${i}`).toBeLessThanOrEqual(Math.min(30_000, base * 1.2));
-  });
-}
 
 type Resync = { complete: boolean; pools: Array<{ name: string; model: string }> };
 const resyncs = (stream: SseReader) => stream.of('resync').map((m) => m.data as Resync);
