@@ -28,20 +28,17 @@ interface Kind {
   typeName: string;
 }
 
-const KINDS: Record<string, Kind> = {
-  'v1/Namespace': { model: Namespace, typeName: 'V1Namespace' },
-  'v1/ServiceAccount': { model: ServiceAccount, typeName: 'V1ServiceAccount' },
-  'v1/Service': { model: Service, typeName: 'V1Service' },
-  'v1/Secret': { model: Secret, typeName: 'V1Secret' },
-  'v1/ConfigMap': { model: ConfigMap, typeName: 'V1ConfigMap' },
-  'apps/v1/Deployment': { model: Deployment, typeName: 'V1Deployment' },
-  'policy/v1/PodDisruptionBudget': { model: PodDisruptionBudget, typeName: 'V1PodDisruptionBudget' },
-  'networking.k8s.io/v1/NetworkPolicy': { model: NetworkPolicy, typeName: 'V1NetworkPolicy' },
-  'rbac.authorization.k8s.io/v1/ClusterRole': { model: ClusterRole, typeName: 'V1ClusterRole' },
-  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': { model: ClusterRoleBinding, typeName: 'V1ClusterRoleBinding' },
-  'rbac.authorization.k8s.io/v1/Role': { model: Role, typeName: 'V1Role' },
-  'rbac.authorization.k8s.io/v1/RoleBinding': { model: RoleBinding, typeName: 'V1RoleBinding' },
-};
+/** Every kind these checks know, each also walked along @kubernetes/client-node's `V1<kind>` model. */
+const MODELS: (Kind['model'] & { apiVersion: string; kind: string })[] = [
+  // core, apps, policy, networking
+  Namespace, ServiceAccount, Service, Secret, ConfigMap, Deployment, PodDisruptionBudget, NetworkPolicy,
+  // RBAC
+  ClusterRole, ClusterRoleBinding, Role, RoleBinding,
+];
+
+const KINDS: Record<string, Kind> = Object.fromEntries(
+  MODELS.map((model): [string, Kind] => [`${model.apiVersion}/${model.kind}`, { model, typeName: `V1${model.kind}` }]),
+);
 
 /** Every problem found in `object`, each naming its path; empty when it is valid. */
 export function validateK8sObject(object: unknown): string[] {

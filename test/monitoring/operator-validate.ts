@@ -46,28 +46,24 @@ const endpoint: Schema = {
   },
 };
 
-const SERVICE_MONITOR: Schema = {
+/** An object of a kind: apiVersion, kind, metadata and the kind's `spec`, all four required. */
+function kindSchema(spec: Schema): Schema {
+  return { type: 'object', required: ['apiVersion', 'kind', 'metadata', 'spec'], properties: { apiVersion: string, kind: string, metadata, spec } };
+}
+
+const SERVICE_MONITOR = kindSchema({
   type: 'object',
-  required: ['apiVersion', 'kind', 'metadata', 'spec'],
+  required: ['selector', 'endpoints'],
   properties: {
-    apiVersion: string,
-    kind: string,
-    metadata,
-    spec: {
-      type: 'object',
-      required: ['selector', 'endpoints'],
-      properties: {
-        jobLabel: string,
-        targetLabels: { type: 'array', items: string },
-        podTargetLabels: { type: 'array', items: string },
-        endpoints: { type: 'array', items: endpoint },
-        selector: { type: 'object', properties: { matchLabels: stringMap, matchExpressions: { type: 'array', items: any } } },
-        namespaceSelector: { type: 'object', properties: { any: { type: 'boolean' }, matchNames: { type: 'array', items: string } } },
-        sampleLimit: { type: 'integer' },
-      },
-    },
+    jobLabel: string,
+    targetLabels: { type: 'array', items: string },
+    podTargetLabels: { type: 'array', items: string },
+    endpoints: { type: 'array', items: endpoint },
+    selector: { type: 'object', properties: { matchLabels: stringMap, matchExpressions: { type: 'array', items: any } } },
+    namespaceSelector: { type: 'object', properties: { any: { type: 'boolean' }, matchNames: { type: 'array', items: string } } },
+    sampleLimit: { type: 'integer' },
   },
-};
+});
 
 const rule: Schema = {
   type: 'object',
@@ -83,28 +79,19 @@ const rule: Schema = {
   },
 };
 
-const PROMETHEUS_RULE: Schema = {
+const PROMETHEUS_RULE = kindSchema({
   type: 'object',
-  required: ['apiVersion', 'kind', 'metadata', 'spec'],
   properties: {
-    apiVersion: string,
-    kind: string,
-    metadata,
-    spec: {
-      type: 'object',
-      properties: {
-        groups: {
-          type: 'array',
-          items: {
-            type: 'object',
-            required: ['name'],
-            properties: { name: string, interval: duration, limit: { type: 'integer' }, rules: { type: 'array', items: rule } },
-          },
-        },
+    groups: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['name'],
+        properties: { name: string, interval: duration, limit: { type: 'integer' }, rules: { type: 'array', items: rule } },
       },
     },
   },
-};
+});
 
 const KINDS: Record<string, Schema> = {
   'monitoring.coreos.com/v1/ServiceMonitor': SERVICE_MONITOR,

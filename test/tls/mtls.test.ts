@@ -17,6 +17,11 @@ let certs: CertificateFiles;
 let svc: TestService;
 const read = (path: string) => readFileSync(path, 'utf8');
 
+/** A client's TLS options: it trusts the CA and, given a certificate and key pair, presents it. */
+const clientTls = (pair?: { cert: string; key: string }) => ({ ca: read(certs.ca), ...(pair && { cert: read(pair.cert), key: read(pair.key) }) });
+/** The same as the commands' flags. */
+const tlsFlags = (pair?: { cert: string; key: string }) => ['--ca-file', certs.ca, ...(pair ? ['--cert-file', pair.cert, '--key-file', pair.key] : [])];
+
 beforeAll(async () => {
   certs = makeCertificates();
   svc = await startService({
@@ -32,29 +37,27 @@ afterAll(async () => {
 });
 
 const listed = async (name: string) => {
-  const list = await getPools({ servers: [svc.url], ca: read(certs.ca), cert: read(certs.client.cert), key: read(certs.client.key) });
+  const list = await getPools({ servers: [svc.url], ...clientTls(certs.client) });
   return list.pools.some((pool) => pool.name === name);
 };
 
 describe('the router client (getPools, watchPools)', () => {
   it('without a client certificate: refused', async () => {
     expect(svc.url).toMatch(/^https:/);
-    await expect(getPools({ servers: [svc.url], ca: read(certs.ca), timeoutMs: 5000 })).rejects.toThrow(/no poolscope replica answered/);
+    await expect(getPools({ servers: [svc.url], ...clientTls(), timeoutMs: 5000 })).rejects.toThrow(/no poolscope replica answered/);
   });
 
   it('with a client certificate of another CA: refused', async () => {
-    await expect(
-      getPools({ servers: [svc.url], ca: read(certs.ca), cert: read(certs.stranger.cert), key: read(certs.stranger.key), timeoutMs: 5000 }),
-    ).rejects.toThrow(/no poolscope replica answered/);
+    await expect(getPools({ servers: [svc.url], ...clientTls(certs.stranger), timeoutMs: 5000 })).rejects.toThrow(/no poolscope replica answered/);
   });
 
   it('with a client certificate of the CA: served', async () => {
-    const list = await getPools({ servers: [svc.url], ca: read(certs.ca), cert: read(certs.client.cert), key: read(certs.client.key) });
+    const list = await getPools({ servers: [svc.url], ...clientTls(certs.client) });
     expect(list.pools).toBeInstanceOf(Array);
   });
 
   it('with a client certificate of the CA, a watch follows the pools over Server-Sent Events', async () => {
-    const watch = watchPools({ servers: [svc.url], ca: read(certs.ca), cert: read(certs.client.cert), key: read(certs.client.key) });
+    const watch = watchPools({ servers: [svc.url], ...clientTls(certs.client) });
     try {
       await watch.ready;
       expect(watch.status.transport).toBe('sse');
@@ -66,22 +69,9 @@ describe('the router client (getPools, watchPools)', () => {
 
 describe('the relay (startRelay)', () => {
   it('registers with the CA\'s client certificate; without one, or with another CA\'s, it never does', async () => {
-    const good = startRelay({
-      servers: [svc.url],
-      registration: registration({ name: 'mtls-good' }),
-      ca: read(certs.ca),
-      cert: read(certs.client.cert),
-      key: read(certs.client.key),
-    });
-    const none = startRelay({ servers: [svc.url], registration: registration({ name: 'mtls-none' }), ca: read(certs.ca), requestTimeoutMs: 1000 });
-    const stranger = startRelay({
-      servers: [svc.url],
-      registration: registration({ name: 'mtls-stranger' }),
-      ca: read(certs.ca),
-      cert: read(certs.stranger.cert),
-      key: read(certs.stranger.key),
-      requestTimeoutMs: 1000,
-    });
+    const good = startRelay({ servers: [svc.url], registration: registration({ name: 'mtls-good' }), ...clientTls(certs.client) });
+    const none = startRelay({ servers: [svc.url], registration: registration({ name: 'mtls-none' }), ...clientTls(), requestTimeoutMs: 1000 });
+    const stranger = startRelay({ servers: [svc.url], registration: registration({ name: 'mtls-stranger' }), ...clientTls(certs.stranger), requestTimeoutMs: 1000 });
     try {
       await good.registered;
       await waitFor(() => listed('mtls-good'), { message: 'the pool of the relay with the right certificate' });
@@ -100,7 +90,7 @@ describe('the commands (poolscope relay, poolscope pools)', () => {
   const fields = ['--cluster-id=us-east-1', '--namespace=llm', '--model=m'];
 
   it('poolscope relay --cert-file/--key-file registers; poolscope pools with them lists it, without them fails', async () => {
-    const tls = ['--ca-file', certs.ca, '--cert-file', certs.client.cert, '--key-file', certs.client.key];
+    const tls = tlsFlags(certs.client);
     const relay = captureCliIo();
     const running = main(['relay', '--servers', svc.url, ...tls, ...fields, '--name=mtls-cli'], relay.io);
     try {
@@ -115,11 +105,10 @@ describe('the commands (poolscope relay, poolscope pools)', () => {
     expect((JSON.parse(pools.out()) as { pools: { name: string }[] }).pools.map((pool) => pool.name)).toContain('mtls-cli');
 
     const without = captureCliIo();
-    expect(await main(['pools', '--servers', svc.url, '--ca-file', certs.ca], without.io)).toBe(1);
+    expect(await main(['pools', '--servers', svc.url, ...tlsFlags()], without.io)).toBe(1);
     expect(without.err()).toMatch(/^poolscope: no poolscope replica answered GET \/pools/);
 
     const stranger = captureCliIo();
-    const strangerTls = ['--ca-file', certs.ca, '--cert-file', certs.stranger.cert, '--key-file', certs.stranger.key];
-    expect(await main(['pools', '--servers', svc.url, ...strangerTls], stranger.io)).toBe(1);
+    expect(await main(['pools', '--servers', svc.url, ...tlsFlags(certs.stranger)], stranger.io)).toBe(1);
   });
 });
