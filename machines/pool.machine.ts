@@ -123,6 +123,42 @@ function leaseFacts(leases: Record<string, RegionLease>, previous: Registration 
   return { leases, lease: 'live', registration: chosen.registration, leaseDeadlineMs: deadline };
 }
 
+/** A pool's context before any event (the machine's `context`). */
+export function initialContext(input: PoolInput): PoolContext {
+  return {
+    key: input.key,
+    mode: input.mode,
+    leaseMs: input.leaseMs,
+    historyLimit: input.historyLimit ?? DEFAULT_HISTORY_LIMIT,
+    lease: 'none',
+    leases: {},
+    registration: null,
+    leaseDeadlineMs: null,
+    relays: [],
+    mcsFrontends: [],
+    frontendSlicesWithPort: false,
+    state: 'absent',
+    since: input.at,
+    history: [],
+  };
+}
+
+/** What `recordLease` assigns: the region's lease recorded, the lease side's facts updated. */
+export function leaseUpserted(context: PoolContext, event: Extract<PoolEvent, { type: 'LEASE_UPSERT' }>): Partial<PoolContext> {
+  const lease: RegionLease = { registration: event.registration, changedAtMs: event.changedAtMs ?? 0, deadlineMs: event.deadlineMs };
+  return leaseFacts({ ...context.leases, [event.region ?? NO_REGION]: lease }, context.registration);
+}
+
+/** What `recordTransition` assigns on entering `to`: (time, event, from, to) appended to the bounded history. */
+export function entered(context: PoolContext, event: { type: string }, to: PoolState): Partial<PoolContext> {
+  if (context.state === to) return {};
+  const at = 'at' in event && typeof event.at === 'number' ? event.at : context.since;
+  const entry: PoolTransition = { at, event: event.type, from: context.state, to };
+  const history = [...context.history, entry];
+  if (history.length > context.historyLimit) history.splice(0, history.length - context.historyLimit);
+  return { state: to, since: at, history };
+}
+
 /** The regions holding a live lease, sorted (a listed pool's `lease_regions`). */
 export function leaseRegions(context: PoolContext): string[] {
   return Object.keys(context.leases).sort();
@@ -168,11 +204,7 @@ export const poolMachine = setup({
     twoLeases: ({ context }) => 2 * context.leaseMs,
   },
   actions: {
-    recordLease: assign(({ context, event }) => {
-      if (event.type !== 'LEASE_UPSERT') return {};
-      const lease: RegionLease = { registration: event.registration, changedAtMs: event.changedAtMs ?? 0, deadlineMs: event.deadlineMs };
-      return leaseFacts({ ...context.leases, [event.region ?? NO_REGION]: lease }, context.registration);
-    }),
+    recordLease: assign(({ context, event }) => (event.type === 'LEASE_UPSERT' ? leaseUpserted(context, event) : {})),
     /** A lapse (or a drop) of one region's lease; the lease side lapses when no region holds one. */
     recordLapse: assign(({ context, event }) => {
       if (event.type !== 'LEASE_LAPSED' && event.type !== 'REGION_DROPPED') return {};
@@ -186,14 +218,7 @@ export const poolMachine = setup({
         : {},
     ),
     /** Entry of every state: append (time, event, from, to) to the bounded history. */
-    recordTransition: assign(({ context, event }, params: { to: PoolState }) => {
-      if (context.state === params.to) return {};
-      const at = 'at' in event && typeof event.at === 'number' ? event.at : context.since;
-      const entry: PoolTransition = { at, event: event.type, from: context.state, to: params.to };
-      const history = [...context.history, entry];
-      if (history.length > context.historyLimit) history.splice(0, history.length - context.historyLimit);
-      return { state: params.to, since: at, history };
-    }),
+    recordTransition: assign(({ context, event }, params: { to: PoolState }) => entered(context, event, params.to)),
     /** A pool that left (MCS modes) forgets its lapsed lease: a Ready relay seen later is `unregistered`. */
     forgetLapsedLease: assign(({ context }) =>
       context.mode === 'mcs' && context.lease === 'lapsed' ? { lease: 'none' as const } : {},
@@ -204,22 +229,7 @@ export const poolMachine = setup({
   },
 }).createMachine({
   id: 'pool',
-  context: ({ input }) => ({
-    key: input.key,
-    mode: input.mode,
-    leaseMs: input.leaseMs,
-    historyLimit: input.historyLimit ?? DEFAULT_HISTORY_LIMIT,
-    lease: 'none',
-    leases: {},
-    registration: null,
-    leaseDeadlineMs: null,
-    relays: [],
-    mcsFrontends: [],
-    frontendSlicesWithPort: false,
-    state: 'absent',
-    since: input.at,
-    history: [],
-  }),
+  context: ({ input }) => initialContext(input),
   initial: 'absent',
   on: {
     LEASE_UPSERT: { actions: 'recordLease' },
