@@ -4,7 +4,7 @@
 // followed region is cut off, held, dropped and read again. The overview's counting is checked on its
 // own first, edge case by edge case.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PoolContext, RegionLease } from '../../machines/pool.machine.js';
+import { initialContext, type PoolContext, type RegionLease } from '../../machines/pool.machine.js';
 import type { PoolList, Registration } from '../../src/contract/index.js';
 import { describeLeases, type DebugPool, type DebugPoolList } from '../../src/debug/describe.js';
 import { fleetOverview } from '../../src/debug/overview.js';
@@ -19,22 +19,10 @@ import { startService, type TestService } from '../support/service.js';
 import { SseReader } from '../support/sse.js';
 import { repeatEvery, waitFor } from '../support/wait.js';
 
+/** A pool's context as the machine starts it (mcs mode, created at 0), with a live lease when it holds any. */
 function context(overrides: Partial<PoolContext> & Pick<PoolContext, 'key' | 'state'>): PoolContext {
-  return {
-    mode: 'mcs',
-    leaseMs: 1000,
-    historyLimit: 50,
-    lease: Object.keys(overrides.leases ?? {}).length > 0 ? 'live' : 'none',
-    leases: {},
-    registration: null,
-    leaseDeadlineMs: null,
-    relays: [],
-    mcsFrontends: [],
-    frontendSlicesWithPort: false,
-    since: 0,
-    history: [],
-    ...overrides,
-  };
+  const lease = Object.keys(overrides.leases ?? {}).length > 0 ? 'live' : 'none';
+  return { ...initialContext({ key: overrides.key, mode: 'mcs', leaseMs: 1000, at: 0 }), lease, ...overrides };
 }
 
 const lease = (model: string, changedAtMs: number): RegionLease => ({
