@@ -6,6 +6,8 @@
 //   BENCH_QUICK=1        small sizes: a smoke run while developing (never rewrites BENCHMARKS.md)
 //   BENCH_SKIP_BUILD=1   do not rebuild dist/ first (the replicas run the binary, which runs dist/)
 //   BENCH_SOAK_MINUTES=N the soak part's length (default 30, 3 with BENCH_QUICK=1; bench/parts/soak.ts)
+// The etcd part needs `etcd` on the PATH (Debian: apt-get install etcd-server); without it the part says
+// so and is reported as skipped. Nothing is installed by a run.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -18,11 +20,13 @@ import { killChildrenOnExit } from './lib/children.js';
 import { benchSizes } from './lib/config.js';
 import { describeMachine } from './lib/machine.js';
 import { convergencePart } from './parts/convergence.js';
+import { etcdPart } from './parts/etcd.js';
 import { heartbeatPart } from './parts/heartbeat.js';
 import { lapsePart } from './parts/lapse.js';
 import type { BenchPart } from './parts/part.js';
 import { regionsPart } from './parts/regions.js';
 import { scalePart } from './parts/scale.js';
+import { scale100kPart } from './parts/scale100k.js';
 import { soakPart } from './parts/soak.js';
 import { watchersPart } from './parts/watchers.js';
 import { renderBenchmarks } from './report/markdown.js';
@@ -33,7 +37,9 @@ const PARTS: Record<PartName, BenchPart> = {
   heartbeat: heartbeatPart,
   convergence: convergencePart,
   lapse: lapsePart,
+  etcd: etcdPart,
   scale: scalePart,
+  scale100k: scale100kPart,
   regions: regionsPart,
   soak: soakPart,
   watchers: watchersPart,

@@ -22,6 +22,14 @@ export interface BenchSizes {
     connections: number;
     durationSecs: number;
   };
+  scale100k: {
+    /** Pools written to Redis (real leases) before a new replica is spawned against it. */
+    pools: number;
+    /** Changes made while a watch stream is away, before it reconnects with Last-Event-ID. */
+    changes: number;
+  };
+  /** The etcd peer: lease expiries timed like the lapse part's, puts timed like the convergence part's. */
+  etcd: { leases: number; staggerMs: number; puts: number };
   regions: {
     /** POSTs in region 1, each timed to its upsert on a region-2 replica's watch stream. */
     follows: number;
@@ -43,6 +51,8 @@ export function benchSizes(env: NodeJS.ProcessEnv = process.env): BenchSizes {
       convergence: { registrations: 100 },
       lapse: { pools: 40, leaseSecs: 1, staggerMs: 10 },
       scale: { pools: 1_000, connections: 4, durationSecs: 2 },
+      scale100k: { pools: 5_000, changes: 100 },
+      etcd: { leases: 40, staggerMs: 10, puts: 100 },
       regions: { follows: 20, cuts: 2, pools: 1_000, rounds: 1 },
     };
   }
@@ -52,6 +62,8 @@ export function benchSizes(env: NodeJS.ProcessEnv = process.env): BenchSizes {
     convergence: { registrations: 1_000 },
     lapse: { pools: 250, leaseSecs: 2, staggerMs: 10 },
     scale: { pools: 10_000, connections: 4, durationSecs: 10 },
+    scale100k: { pools: 100_000, changes: 1_000 },
+    etcd: { leases: 250, staggerMs: 10, puts: 1_000 },
     regions: { follows: 200, cuts: 5, pools: 10_000, rounds: 2 },
   };
 }

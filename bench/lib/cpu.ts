@@ -1,5 +1,5 @@
-// CPU time a process has used (user + system), read from /proc: on a shared machine, CPU per request is
-// a steadier figure than requests per second, which moves with whatever else runs.
+// CPU time a process has used (user + system) and its resident set, read from /proc: on a shared machine,
+// CPU per request is a steadier figure than requests per second, which moves with whatever else runs.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
@@ -27,4 +27,17 @@ export async function cpuDuring<T>(pids: ReadonlyArray<number | undefined>, work
   const result = await work();
   const cpu = pids.map((pid, i) => cpuSeconds(pid) - before[i]!);
   return { result, cpu };
+}
+
+/** Resident set of process `pid` (VmRSS in /proc, bytes; NaN when it cannot be read). */
+export function rssBytes(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('VmRSS:'));
+    return Number(/(\d+)/.exec(line ?? '')?.[1] ?? Number.NaN) * 1024;
+  } catch {
+    return Number.NaN;
+  }
 }

@@ -1,4 +1,5 @@
 // Small HTTP helpers for the parts that drive poolscope from the benchmark process itself.
+import http from 'node:http';
 
 export async function postPool(baseUrl: string, body: string): Promise<void> {
   const response = await fetch(`${baseUrl}/pools`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
@@ -41,4 +42,29 @@ export async function waitForPools(baseUrl: string, count: number, timeoutMs: nu
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`${baseUrl} did not list ${count} pools within ${timeoutMs} ms (last: ${JSON.stringify(last)})`);
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** The body as it came over the wire (compressed when the reply says Content-Encoding). */
+  body: Buffer;
+  /** From sending the request to the body's last byte. */
+  ms: number;
+}
+
+/** A GET through node:http, so nothing negotiates or decompresses on the caller's behalf. */
+export function rawGet(url: string, headers: Record<string, string>): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const request = http.get(url, { headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.once('error', reject);
+      response.once('end', () =>
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks), ms: performance.now() - started }),
+      );
+    });
+    request.once('error', reject);
+  });
 }

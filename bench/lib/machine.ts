@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import type { MachineInfo } from '../report/types.js';
+import { etcdVersion } from './etcd.js';
 
 export function describeMachine(repoRoot: string): MachineInfo {
   return {
@@ -11,6 +12,7 @@ export function describeMachine(repoRoot: string): MachineInfo {
     memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
     node: process.version,
     redis: firstLine(() => execFileSync('redis-server', ['--version'], { encoding: 'utf8' })),
+    etcd: etcdVersion() ?? 'not installed (the etcd part is skipped)',
     os: `${os.type()} ${os.release()} ${osName()}`.trim(),
     loadAverageStart: os.loadavg()[0]!,
     gitCommit: firstLine(() => execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' })),

@@ -1,27 +1,38 @@
 // A Server-Sent Events reader that stamps each event with the moment its bytes arrived
 // (performance.now(), before any parsing), for latency measurements on GET /pools/watch. Plain
-// node:http, so the reader adds as little of its own delay as possible.
+// node:http, so the reader adds as little of its own delay as possible. It also counts the bytes the
+// stream carried up to each event (a resumed stream is judged by what it costs against a full resync).
 import http from 'node:http';
+import { StringDecoder } from 'node:string_decoder';
 
 export interface TimedEvent {
   event: string;
   data: unknown;
+  /** The event's `id:` field, when it had one. */
+  id?: string;
   /** performance.now() when the chunk holding the event's end arrived. */
   at: number;
+  /** Bytes of the response body received up to the end of that chunk. */
+  bytes: number;
 }
 
 export type TimedEventListener = (event: TimedEvent) => void;
 
 export class TimedSse {
   private readonly listeners = new Set<TimedEventListener>();
+  private readonly decoder = new StringDecoder('utf8');
   private buffer = '';
+  /** Where the search for the next event's end goes on (what is before it holds no blank line). */
+  private scanned = 0;
+  /** Bytes of the response body received so far. */
+  bytes = 0;
 
   private constructor(private readonly request: http.ClientRequest) {}
 
-  /** Opens the stream; resolves once the response headers arrived. */
-  static open(url: string): Promise<TimedSse> {
+  /** Opens the stream (with extra request headers, e.g. Last-Event-ID); resolves once the response headers arrived. */
+  static open(url: string, headers: Record<string, string> = {}): Promise<TimedSse> {
     return new Promise((resolve, reject) => {
-      const request = http.get(url, { headers: { accept: 'text/event-stream' } });
+      const request = http.get(url, { headers: { accept: 'text/event-stream', ...headers } });
       const reader = new TimedSse(request);
       request.once('error', reject);
       request.once('response', (response) => {
@@ -30,8 +41,7 @@ export class TimedSse {
           response.resume();
           return;
         }
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => reader.receive(chunk, performance.now()));
+        response.on('data', (chunk: Buffer) => reader.receive(chunk, performance.now()));
         // A closed stream after close() is expected; one before it fails the waits that depend on it.
         response.on('error', () => {});
         resolve(reader);
@@ -64,20 +74,25 @@ export class TimedSse {
     this.request.destroy();
   }
 
-  private receive(chunk: string, at: number): void {
-    this.buffer += chunk;
+  private receive(chunk: Buffer, at: number): void {
+    this.bytes += chunk.length;
+    this.buffer += this.decoder.write(chunk);
     let end: number;
-    while ((end = this.buffer.indexOf('\n\n')) >= 0) {
+    // A multi-MiB resync arrives in many chunks: each is searched once, not the whole buffer again.
+    while ((end = this.buffer.indexOf('\n\n', this.scanned)) >= 0) {
       const block = this.buffer.slice(0, end);
       this.buffer = this.buffer.slice(end + 2);
+      this.scanned = 0;
       const parsed = parseBlock(block);
-      if (parsed) for (const listener of [...this.listeners]) listener({ ...parsed, at });
+      if (parsed) for (const listener of [...this.listeners]) listener({ ...parsed, at, bytes: this.bytes });
     }
+    this.scanned = Math.max(0, this.buffer.length - 1);
   }
 }
 
-function parseBlock(block: string): { event: string; data: unknown } | undefined {
+function parseBlock(block: string): { event: string; data: unknown; id?: string } | undefined {
   let event = 'message';
+  let id: string | undefined;
   const data: string[] = [];
   for (const line of block.split('\n')) {
     if (line.startsWith(':')) continue;
@@ -86,6 +101,8 @@ function parseBlock(block: string): { event: string; data: unknown } | undefined
     const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
     if (field === 'event') event = value;
     else if (field === 'data') data.push(value);
+    else if (field === 'id') id = value;
   }
-  return data.length > 0 ? { event, data: JSON.parse(data.join('\n')) } : undefined;
+  if (data.length === 0) return undefined;
+  return id === undefined ? { event, data: JSON.parse(data.join('\n')) } : { event, data: JSON.parse(data.join('\n')), id };
 }

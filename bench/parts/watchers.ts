@@ -1,10 +1,10 @@
 // Watchers: 10,000 GET /pools/watch streams on one replica (docs/contract.md §8). The replica's RSS per
 // watcher; the time from a POST to its upsert on the last of the 10,000 streams; /healthz latency while
 // 20 changes fan out. Targets: ≤ 16 KiB per watcher, ≤ 1 s to the last watcher, /healthz p99 ≤ 200 ms.
-import { readFileSync } from 'node:fs';
 import { startPoolscope } from '../../test/support/process.js';
 import { registration } from '../../test/support/registration.js';
 import { track } from '../lib/children.js';
+import { rssBytes } from '../lib/cpu.js';
 import { postPool } from '../lib/http.js';
 import { problemsLogged } from '../lib/replicas.js';
 import { round, roundAll, summarize } from '../lib/stats.js';
@@ -16,14 +16,6 @@ import type { BenchPart } from './part.js';
 function sizes(quick: boolean) {
   const watchers = Number(process.env.BENCH_WATCHERS ?? (quick ? 500 : 10_000));
   return { watchers, changes: quick ? 5 : 20 };
-}
-
-/** Resident set of a process, from /proc (bytes). */
-function rssBytes(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith('VmRSS:'));
-  return Number(/(\d+)/.exec(line ?? '')?.[1] ?? Number.NaN) * 1024;
 }
 
 export const watchersPart: BenchPart = {

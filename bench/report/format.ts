@@ -1,10 +1,15 @@
 // Numbers as the summary table and BENCHMARKS.md show them.
 import type { Figure } from './types.js';
 
+/** The figure's value as shown: its own wording when it has one, else the number and its unit. */
+export function formatFigure(figure: Figure): string {
+  return figure.shown ?? formatValue(figure.value, figure.unit);
+}
+
 export function formatValue(value: number, unit: string): string {
   if (!Number.isFinite(value)) return `— ${unit}`;
   const magnitude = Math.abs(value);
-  const digits = unit === 'KiB' ? 2 : unit === 'ms' || unit === 'µs' ? (magnitude < 10 ? 2 : magnitude < 100 ? 1 : 0) : 0;
+  const digits = unit === 'KiB' ? 2 : unit === 'MiB' ? 1 : unit === 'ms' || unit === 'µs' ? (magnitude < 10 ? 2 : magnitude < 100 ? 1 : 0) : 0;
   return `${value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })} ${unit}`;
 }
 

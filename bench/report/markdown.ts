@@ -1,6 +1,7 @@
 // BENCHMARKS.md, rendered from one run's results (bench/results/latest.json) and the hand-written
 // findings (bench/report/findings.md: what a missed target comes from and what would fix it).
-import { formatMet, formatRatio, formatReference, formatValue } from './format.js';
+import { formatFigure, formatMet, formatRatio, formatReference } from './format.js';
+import { targetRows } from './targets.js';
 import type { BenchRun, PartResult } from './types.js';
 
 /** Above this 1-minute load average at the start, other work was running on the machine. */
@@ -30,6 +31,7 @@ export function renderBenchmarks(run: BenchRun, { resultsFile, findings }: Rende
   ];
   if (run.quick) out.push('> **Quick run (`BENCH_QUICK=1`)**: small sizes, a smoke test of the suite; not the figures to quote.', '');
   out.push(...machineSection(run), '');
+  out.push(...targetsSection(run), '');
   out.push(
     '## Summary',
     '',
@@ -37,7 +39,7 @@ export function renderBenchmarks(run: BenchRun, { resultsFile, findings }: Rende
     '',
     '| part | figure | value | compared with | ratio | target | result |',
     '|---|---|---:|---|---:|---|---|',
-    ...judgedFigures.map(({ part, figure }) => row([part.title, figure.label, formatValue(figure.value, figure.unit), formatReference(figure), formatRatio(figure), figure.target!.text, bold(formatMet(figure))])),
+    ...judgedFigures.map(({ part, figure }) => row([part.title, figure.label, formatFigure(figure), formatReference(figure), formatRatio(figure), figure.target!.text, bold(formatMet(figure))])),
     '',
   );
   for (const failure of run.failures) out.push(`**${failure.part} failed**: \`${failure.error.split('\n')[0]}\``, '');
@@ -61,6 +63,7 @@ function machineSection(run: BenchRun): string[] {
     row(['OS', m.os]),
     row(['Node.js', m.node]),
     row(['Redis', m.redis]),
+    row(['etcd (the peer)', m.etcd ?? 'not recorded']),
     row(['poolscope commit', `${m.gitCommit}${m.gitDirty ? ' plus uncommitted changes in the working tree' : ''}`]),
     row(['load average (1 min)', load]),
   ];
@@ -75,7 +78,23 @@ function machineSection(run: BenchRun): string[] {
   return lines;
 }
 
+function targetsSection(run: BenchRun): string[] {
+  const rows = targetRows(run);
+  const met = rows.filter((r) => r.result === 'met').length;
+  return [
+    '## Targets: 100,000 pools',
+    '',
+    `${met} of ${rows.length} met. "before": the figures before this round of work; "etcd": etcd doing the same thing, ` +
+      'measured in this run by the etcd part (section "etcd as a peer").',
+    '',
+    '| measure | before | target | this run | result | etcd |',
+    '|---|---|---|---|---|---|',
+    ...rows.map((r) => row([r.measure, r.before, r.target, r.now, bold(r.result), r.etcd])),
+  ];
+}
+
 function partSection(part: PartResult, index: number, resultsFile: string): string[] {
+  if (part.skipped) return [`## ${index}. ${part.title}`, '', `Skipped: ${part.skipped}.`];
   return [
     `## ${index}. ${part.title}`,
     '',
@@ -83,7 +102,7 @@ function partSection(part: PartResult, index: number, resultsFile: string): stri
     '',
     '| figure | value | compared with | ratio | target | result |',
     '|---|---:|---|---:|---|---|',
-    ...part.figures.map((f) => row([f.label, formatValue(f.value, f.unit), formatReference(f), formatRatio(f), f.target?.text ?? '', bold(formatMet(f))])),
+    ...part.figures.map((f) => row([f.label, formatFigure(f), formatReference(f), formatRatio(f), f.target?.text ?? '', bold(formatMet(f))])),
     '',
     `Took ${(part.durationMs / 1000).toFixed(1)} s; load average at its start ${part.loadAverageAtStart.toFixed(2)}. Raw numbers: \`${resultsFile}\` (written by the run, not committed), \`parts[${index - 1}].details\`.`,
   ];
@@ -94,13 +113,14 @@ function reproduceSection(): string[] {
     '## Reproduce',
     '',
     'Needs `redis-server`, `redis-cli` and `redis-benchmark` on the PATH (Debian: `apt-get install redis-server`) and nothing listening',
-    'on the ports it picks (free ones, chosen by the kernel). It builds `dist/` first (`BENCH_SKIP_BUILD=1` skips that).',
+    'on the ports it picks (free ones, chosen by the kernel). It builds `dist/` first (`BENCH_SKIP_BUILD=1` skips that). The etcd',
+    'part needs `etcd` on the PATH (Debian: `apt-get install etcd-server`); without it that part is reported as skipped.',
     '',
     '```sh',
     'npm ci',
     'npm run bench                # every part, about 40 minutes here (soak 30, regions about 4); writes bench/results/latest.json and this file',
     'BENCH_QUICK=1 npm run bench  # small sizes, about 4 minutes (a 3-minute soak): a smoke test (bench/results/quick.json only)',
-    'npm run bench:heartbeat      # one part (also bench:convergence, bench:lapse, bench:scale, bench:regions)',
+    'npm run bench:heartbeat      # one part (also bench:convergence, bench:lapse, bench:etcd, bench:scale, bench:scale100k, bench:regions, bench:watchers)',
     'npm run bench -- soak        # one part by name; BENCH_SOAK_MINUTES=N sets the soak\'s length (checkpoint at N / 3)',
     'npm run bench -- --render    # BENCHMARKS.md again from latest.json, after editing bench/report/findings.md',
     '```',

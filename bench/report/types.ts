@@ -1,7 +1,7 @@
 // The shape of a benchmark run, as bench/results/latest.json holds it and BENCHMARKS.md renders it.
 
-export type PartName = 'heartbeat' | 'convergence' | 'lapse' | 'scale' | 'regions' | 'soak' | 'watchers';
-export const PART_NAMES: readonly PartName[] = ['heartbeat', 'convergence', 'lapse', 'scale', 'regions', 'soak', 'watchers'];
+export type PartName = 'heartbeat' | 'convergence' | 'lapse' | 'etcd' | 'scale' | 'scale100k' | 'regions' | 'soak' | 'watchers';
+export const PART_NAMES: readonly PartName[] = ['heartbeat', 'convergence', 'lapse', 'etcd', 'scale', 'scale100k', 'regions', 'soak', 'watchers'];
 
 /** What a figure is compared with: a limit measured in the same run, or a target from the issue. */
 export interface Reference {
@@ -18,6 +18,8 @@ export interface Figure {
   reference?: Reference;
   /** value / reference.value */
   ratio?: number;
+  /** How the value is shown, when a number and its unit do not say it (an HTTP status and its bytes). */
+  shown?: string;
   /** Present on the figures the issue sets a target for. */
   target?: { text: string; met: boolean };
 }
@@ -30,6 +32,8 @@ export interface PartResult {
   figures: Figure[];
   /** Raw numbers behind the figures (latency summaries, error counts, settings). */
   details: Record<string, unknown>;
+  /** Why the part measured nothing (a peer that is not installed); its figures are then empty. */
+  skipped?: string;
   durationMs: number;
   /** 1-minute load average when the part started (other work on the machine shows here). */
   loadAverageAtStart: number;
@@ -46,6 +50,8 @@ export interface MachineInfo {
   memoryGiB: number;
   node: string;
   redis: string;
+  /** `etcd --version`'s first line, or why there is none (the etcd part's peer). */
+  etcd?: string;
   os: string;
   /** 1-minute load average at the start and the end: above ~0.5 the machine was shared with other work. */
   loadAverageStart: number;
@@ -101,5 +107,25 @@ export function informational(options: { id: string; label: string; value: numbe
     figure.reference = options.reference;
     figure.ratio = options.value / options.reference.value;
   }
+  return figure;
+}
+
+/** A figure whose target is a condition (a status, a resumed stream) rather than a bound on its value. */
+export function checked(options: {
+  id: string;
+  label: string;
+  value: number;
+  unit: string;
+  shown: string;
+  reference?: Reference;
+  targetText: string;
+  met: boolean;
+}): Figure {
+  const figure: Figure = { id: options.id, label: options.label, value: options.value, unit: options.unit, shown: options.shown };
+  if (options.reference) {
+    figure.reference = options.reference;
+    figure.ratio = options.value / options.reference.value;
+  }
+  figure.target = { text: options.targetText, met: options.met };
   return figure;
 }
