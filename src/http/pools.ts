@@ -1,12 +1,14 @@
 // The routers' and PoolRelays' API (docs/contract.md §5), read like the table:
 //   POST /pools          a PoolRelay's heartbeat
-//   GET  /pools          the listed pools (?model=)
+//   GET  /pools          the listed pools (?model=): an ETag per revision, filter and coding, 304 while
+//                        If-None-Match holds it, gzip or br from the view's cache (never compressed per request)
 //   GET  /pools/watch    the same, as Server-Sent Events
 import { Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { MAX_BODY_BYTES } from '../contract/index.js';
 import type { Logger } from 'pino';
 import type { ListedView } from '../join/listed-view.js';
+import { negotiateEncoding, noneMatchHolds } from './conditional.js';
 import { ApiError } from './errors.js';
 import { bodyAborted, clientLeft, heartbeatHandler, type HeartbeatDeps } from './heartbeat.js';
 import { DEFAULT_WATCH_LIMITS, WatchHub, type WatchHubOptions, type WatchLimits, type WatchStats } from './watch-hub.js';
@@ -64,9 +66,16 @@ export function poolsRoutes(deps: PoolsRoutesDeps): Hono {
   };
   return app
     .post('/pools', limitBody, heartbeatHandler(deps))
-    .get('/pools', (c) => {
+    .get('/pools', async (c) => {
       const model = c.req.query('model');
-      return c.body(deps.view.body(model), 200, { 'content-type': 'application/json' });
+      const coding = negotiateEncoding(c.req.header('accept-encoding'));
+      // A shared cache may keep the reply but must ask again each time (the list changes any moment).
+      const headers: Record<string, string> = { vary: 'Accept-Encoding', 'cache-control': 'no-cache' };
+      const current = deps.view.etag(model, coding);
+      if (noneMatchHolds(c.req.header('if-none-match'), current)) return c.body(null, 304, { ...headers, etag: current });
+      const { etag, bytes } = deps.view.encoded(model, coding);
+      if (coding !== 'identity') headers['content-encoding'] = coding;
+      return c.body(await bytes, 200, { ...headers, etag, 'content-type': 'application/json' });
     })
     .get('/pools/watch', watchHandler({ hub, onWatchRefused: deps.onWatchRefused }));
 }
