@@ -26,7 +26,7 @@ function startPool(options: { mode: PoolMode; historyLimit?: number; machine?: t
 }
 
 // ── The transition table ───────────────────────────────────────────────────────────────────────────
-// One row per situation: how to get there from a new actor, and the state each event kind leads to,
+// One row per situation: the paths to it from a new actor (label: setup), and the state each event kind leads to,
 // in the order of EVENT_NAMES: UPSERT_F, UPSERT_0, LAPSE, SLICES_RF, SLICES_R0, SLICES_00, SLICES_0F.
 // Written from docs/contract.md §3: in `mcs` mode a pool is listed when the lease is live and MCS shows a
 // Ready PoolRelay, `live` with a frontend from MCS and `frontendless` without (the registration's own
@@ -36,58 +36,64 @@ function startPool(options: { mode: PoolMode; historyLimit?: number; machine?: t
 interface Situation {
   mode: PoolMode;
   state: PoolState;
-  label: string;
-  setup: EventName[];
   next: [PoolState, PoolState, PoolState, PoolState, PoolState, PoolState, PoolState];
+  paths: Record<string, EventName[]>;
 }
 
 const SITUATIONS: Situation[] = [
   // mcs
-  { mode: 'mcs', state: 'absent', label: 'new', setup: [],
-    next: ['one-sided', 'one-sided', 'absent', 'unregistered', 'unregistered', 'absent', 'absent'] },
-  { mode: 'mcs', state: 'absent', label: 'after a frontend-only slice', setup: ['SLICES_0F'],
-    next: ['one-sided', 'one-sided', 'absent', 'unregistered', 'unregistered', 'absent', 'absent'] },
-  { mode: 'mcs', state: 'absent', label: 'after leaving', setup: ['SLICES_RF', 'UPSERT_F', 'LAPSE', 'SLICES_00'],
-    // It forgot the lapsed lease: a Ready relay seen later is `unregistered`, not `lapsed`.
-    next: ['one-sided', 'one-sided', 'absent', 'unregistered', 'unregistered', 'absent', 'absent'] },
-  { mode: 'mcs', state: 'absent', label: 'after a lapse seen while MCS listed nothing', setup: ['LAPSE'],
-    // The lease lapsed while MCS showed no relay: nothing is stale, so a relay seen later is `unregistered`.
-    next: ['one-sided', 'one-sided', 'absent', 'unregistered', 'unregistered', 'absent', 'absent'] },
-  { mode: 'mcs', state: 'unregistered', label: 'relay and frontend', setup: ['SLICES_RF'],
-    // A lapse of the store's lease while MCS shows the relay: the lease lapsed, MCS still shows it.
-    next: ['live', 'live', 'lapsed', 'unregistered', 'unregistered', 'absent', 'absent'] },
-  { mode: 'mcs', state: 'unregistered', label: 'relay only', setup: ['SLICES_R0'],
-    next: ['frontendless', 'frontendless', 'lapsed', 'unregistered', 'unregistered', 'absent', 'absent'] },
-  { mode: 'mcs', state: 'one-sided', label: 'lease only', setup: ['UPSERT_F'],
-    next: ['one-sided', 'one-sided', 'absent', 'live', 'frontendless', 'one-sided', 'one-sided'] },
-  { mode: 'mcs', state: 'one-sided', label: 'lease and frontend-only slice', setup: ['SLICES_0F', 'UPSERT_0'],
-    next: ['one-sided', 'one-sided', 'absent', 'live', 'frontendless', 'one-sided', 'one-sided'] },
-  { mode: 'mcs', state: 'live', label: 'both sides', setup: ['SLICES_RF', 'UPSERT_F'],
-    next: ['live', 'live', 'lapsed', 'live', 'frontendless', 'one-sided', 'one-sided'] },
-  { mode: 'mcs', state: 'live', label: 'lease without frontends (MCS has them)', setup: ['UPSERT_0', 'SLICES_RF'],
-    next: ['live', 'live', 'lapsed', 'live', 'frontendless', 'one-sided', 'one-sided'] },
-  { mode: 'mcs', state: 'frontendless', label: 'relay, no frontend', setup: ['SLICES_R0', 'UPSERT_F'],
-    next: ['frontendless', 'frontendless', 'lapsed', 'live', 'frontendless', 'one-sided', 'one-sided'] },
-  { mode: 'mcs', state: 'lapsed', label: 'relay and frontend', setup: ['SLICES_RF', 'UPSERT_F', 'LAPSE'],
-    next: ['live', 'live', 'lapsed', 'lapsed', 'lapsed', 'absent', 'absent'] },
-  { mode: 'mcs', state: 'lapsed', label: 'relay only', setup: ['SLICES_R0', 'UPSERT_F', 'LAPSE'],
-    next: ['frontendless', 'frontendless', 'lapsed', 'lapsed', 'lapsed', 'absent', 'absent'] },
-  // registrations
-  { mode: 'registrations', state: 'absent', label: 'new', setup: [],
-    // The store says the lease lapsed; in this mode the lease alone decides.
-    next: ['live', 'frontendless', 'lapsed', 'absent', 'absent', 'absent', 'absent'] },
-  { mode: 'registrations', state: 'live', label: 'lease with frontends', setup: ['UPSERT_F'],
-    next: ['live', 'frontendless', 'lapsed', 'live', 'live', 'live', 'live'] },
-  { mode: 'registrations', state: 'frontendless', label: 'lease without frontends', setup: ['UPSERT_0'],
-    next: ['live', 'frontendless', 'lapsed', 'frontendless', 'frontendless', 'frontendless', 'frontendless'] },
-  { mode: 'registrations', state: 'lapsed', label: 'lapsed lease', setup: ['UPSERT_F', 'LAPSE'],
-    next: ['live', 'frontendless', 'lapsed', 'lapsed', 'lapsed', 'lapsed', 'lapsed'] },
-  { mode: 'registrations', state: 'lapsed', label: 'lapsed after MCS facts', setup: ['SLICES_RF', 'UPSERT_0', 'LAPSE'],
-    next: ['live', 'frontendless', 'lapsed', 'lapsed', 'lapsed', 'lapsed', 'lapsed'] },
+  {
+    mode: 'mcs',
+    state: 'absent',
+    next: ['one-sided', 'one-sided', 'absent', 'unregistered', 'unregistered', 'absent', 'absent'],
+    paths: {
+      new: [],
+      'after a frontend-only slice': ['SLICES_0F'],
+      // It forgot the lapsed lease: a Ready relay seen later is `unregistered`, not `lapsed`.
+      'after leaving': ['SLICES_RF', 'UPSERT_F', 'LAPSE', 'SLICES_00'],
+      // The lease lapsed while MCS showed no relay: nothing is stale, so a relay seen later is `unregistered`.
+      'after a lapse seen while MCS listed nothing': ['LAPSE'],
+    },
+  },
+  // A lapse of the store's lease while MCS shows the relay: the lease lapsed, MCS still shows it.
+  { mode: 'mcs', state: 'unregistered', next: ['live', 'live', 'lapsed', 'unregistered', 'unregistered', 'absent', 'absent'], paths: { 'relay and frontend': ['SLICES_RF'] } },
+  { mode: 'mcs', state: 'unregistered', next: ['frontendless', 'frontendless', 'lapsed', 'unregistered', 'unregistered', 'absent', 'absent'], paths: { 'relay only': ['SLICES_R0'] } },
+  {
+    mode: 'mcs',
+    state: 'one-sided',
+    next: ['one-sided', 'one-sided', 'absent', 'live', 'frontendless', 'one-sided', 'one-sided'],
+    paths: { 'lease only': ['UPSERT_F'], 'lease and frontend-only slice': ['SLICES_0F', 'UPSERT_0'] },
+  },
+  {
+    mode: 'mcs',
+    state: 'live',
+    next: ['live', 'live', 'lapsed', 'live', 'frontendless', 'one-sided', 'one-sided'],
+    paths: { 'both sides': ['SLICES_RF', 'UPSERT_F'], 'lease without frontends (MCS has them)': ['UPSERT_0', 'SLICES_RF'] },
+  },
+  { mode: 'mcs', state: 'frontendless', next: ['frontendless', 'frontendless', 'lapsed', 'live', 'frontendless', 'one-sided', 'one-sided'], paths: { 'relay, no frontend': ['SLICES_R0', 'UPSERT_F'] } },
+  { mode: 'mcs', state: 'lapsed', next: ['live', 'live', 'lapsed', 'lapsed', 'lapsed', 'absent', 'absent'], paths: { 'relay and frontend': ['SLICES_RF', 'UPSERT_F', 'LAPSE'] } },
+  { mode: 'mcs', state: 'lapsed', next: ['frontendless', 'frontendless', 'lapsed', 'lapsed', 'lapsed', 'absent', 'absent'], paths: { 'relay only': ['SLICES_R0', 'UPSERT_F', 'LAPSE'] } },
+  // registrations: the lease alone decides (the store says the lease lapsed: `lapsed` even from `absent`).
+  { mode: 'registrations', state: 'absent', next: ['live', 'frontendless', 'lapsed', 'absent', 'absent', 'absent', 'absent'], paths: { new: [] } },
+  { mode: 'registrations', state: 'live', next: ['live', 'frontendless', 'lapsed', 'live', 'live', 'live', 'live'], paths: { 'lease with frontends': ['UPSERT_F'] } },
+  {
+    mode: 'registrations',
+    state: 'frontendless',
+    next: ['live', 'frontendless', 'lapsed', 'frontendless', 'frontendless', 'frontendless', 'frontendless'],
+    paths: { 'lease without frontends': ['UPSERT_0'] },
+  },
+  {
+    mode: 'registrations',
+    state: 'lapsed',
+    next: ['live', 'frontendless', 'lapsed', 'lapsed', 'lapsed', 'lapsed', 'lapsed'],
+    paths: { 'lapsed lease': ['UPSERT_F', 'LAPSE'], 'lapsed after MCS facts': ['SLICES_RF', 'UPSERT_0', 'LAPSE'] },
+  },
 ];
 
 const ROWS = SITUATIONS.flatMap((s) =>
-  EVENT_NAMES.map((event, i) => ({ mode: s.mode, from: s.state, label: s.label, setup: s.setup, event, to: s.next[i]! })),
+  Object.entries(s.paths).flatMap(([label, setup]) =>
+    EVENT_NAMES.map((event, i) => ({ mode: s.mode, from: s.state, label, setup, event, to: s.next[i]! })),
+  ),
 );
 
 describe('pool chart: every state × event', () => {
