@@ -6,6 +6,7 @@
 //   BENCH_QUICK=1        small sizes: a smoke run while developing (never rewrites BENCHMARKS.md)
 //   BENCH_SKIP_BUILD=1   do not rebuild dist/ first (the replicas run the binary, which runs dist/)
 //   BENCH_SOAK_MINUTES=N the soak part's length (default 30, 3 with BENCH_QUICK=1; bench/parts/soak.ts)
+//   BENCH_SCALE100K_POOLS=N the scale100k part's pools (default 100,000, 5,000 with BENCH_QUICK=1)
 // The etcd part needs `etcd` on the PATH (Debian: apt-get install etcd-server); without it the part says
 // so and is reported as skipped. Nothing is installed by a run.
 import { execFileSync } from 'node:child_process';

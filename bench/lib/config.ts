@@ -44,20 +44,28 @@ export interface BenchSizes {
 
 export function benchSizes(env: NodeJS.ProcessEnv = process.env): BenchSizes {
   const quick = env.BENCH_QUICK === '1';
-  if (quick) {
-    return {
-      quick,
-      heartbeat: { pools: 200, connections: 50, durationSecs: 2, warmupSecs: 1, redisCalls: 20_000 },
-      convergence: { registrations: 100 },
-      lapse: { pools: 40, leaseSecs: 1, staggerMs: 10 },
-      scale: { pools: 1_000, connections: 4, durationSecs: 2 },
-      scale100k: { pools: 5_000, changes: 100 },
-      etcd: { leases: 40, staggerMs: 10, puts: 100 },
-      regions: { follows: 20, cuts: 2, pools: 1_000, rounds: 1 },
-    };
-  }
+  const sizes = quick ? quickSizes() : fullSizes();
+  // BENCH_SCALE100K_POOLS: the scale100k part at another size (its targets stay the 100,000 pools' ones).
+  if (env.BENCH_SCALE100K_POOLS) sizes.scale100k.pools = Number(env.BENCH_SCALE100K_POOLS);
+  return sizes;
+}
+
+function quickSizes(): BenchSizes {
   return {
-    quick,
+    quick: true,
+    heartbeat: { pools: 200, connections: 50, durationSecs: 2, warmupSecs: 1, redisCalls: 20_000 },
+    convergence: { registrations: 100 },
+    lapse: { pools: 40, leaseSecs: 1, staggerMs: 10 },
+    scale: { pools: 1_000, connections: 4, durationSecs: 2 },
+    scale100k: { pools: 5_000, changes: 100 },
+    etcd: { leases: 40, staggerMs: 10, puts: 100 },
+    regions: { follows: 20, cuts: 2, pools: 1_000, rounds: 1 },
+  };
+}
+
+function fullSizes(): BenchSizes {
+  return {
+    quick: false,
     heartbeat: { pools: 1_000, connections: 50, durationSecs: 10, warmupSecs: 3, redisCalls: 300_000 },
     convergence: { registrations: 1_000 },
     lapse: { pools: 250, leaseSecs: 2, staggerMs: 10 },
