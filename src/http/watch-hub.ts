@@ -7,11 +7,14 @@
 // Frames go out in order, to BATCH streams at a time with a turn of the event loop between batches, so
 // a change fanned out to 10,000 streams does not hold up other requests (/healthz) for the whole of it;
 // a stream that joined after a frame was published skips it (its first resync already holds it).
-// Keep-alive comments come from one timer for all streams.
+// Keep-alive comments come from one timer for all streams. The hub follows the view from its start to its
+// close, streams or none, and keeps the frames of the last changes (watch-replay.ts): a stream whose
+// Last-Event-ID names a revision in that window resumes with the frames after it instead of a resync.
 import type { Logger } from 'pino';
 import type { WatchEvent } from '../contract/index.js';
 import type { ListedView } from '../join/listed-view.js';
 import type { WatchDropReason, WatchStats } from '../metrics/limit-metrics.js';
+import { REPLAY_WINDOW, ReplayLog } from './watch-replay.js';
 import type { WatchSink } from './watch-sink.js';
 
 export type { WatchDropReason, WatchStats };
@@ -31,12 +34,16 @@ export interface WatchHubOptions extends WatchLimits {
   /** The number of open streams, after each change. */
   onSubscribers?: (count: number) => void;
   onDropped?: (reason: WatchDropReason) => void;
+  /** Changes kept for resuming streams (default REPLAY_WINDOW). */
+  replayWindow?: number;
 }
 
 const encoder = new TextEncoder();
 /** Streams written to before other work gets a turn. */
 const BATCH = 500;
 const KEEPALIVE_FRAME = encoder.encode(': keep-alive\n\n');
+/** The first bytes of a resumed stream: the client hears at once that the stream is open. */
+const RESUMED_FRAME = encoder.encode(': resumed\n\n');
 
 /** One SSE frame (docs/contract.md §5): `event:` the kind, `id:` the revision, `data:` one line of JSON. */
 export function eventFrame(kind: string, revision: string, json: string): Uint8Array {
@@ -62,8 +69,13 @@ export class WatchHub implements WatchStats {
   private resync: { body: Uint8Array; frame: Uint8Array } | undefined;
   /** The size of the last resync frame: one resync is always allowed in flight on top of the limit. */
   private resyncBytes = 0;
+  private readonly replay: ReplayLog;
 
-  constructor(private readonly options: WatchHubOptions) {}
+  constructor(private readonly options: WatchHubOptions) {
+    const { view } = options;
+    this.replay = new ReplayLog(options.replayWindow ?? REPLAY_WINDOW, view.sequenceOf(view.revision)!);
+    this.unsubscribe = view.subscribe((event) => this.publish(event));
+  }
 
   get size(): number {
     return this.sinks.size;
@@ -86,18 +98,36 @@ export class WatchHub implements WatchStats {
     return this.sinks.size >= this.options.maxWatchers;
   }
 
-  /** A new stream: its `resync` now, then every event. After close(), ended at once. */
-  add(sink: WatchSink): void {
+  /**
+   * A new stream: its `resync` now, then every event; or, when `lastEventId` is a revision of this view
+   * within the replay window, the changes after it (no resync), then every event. After close(), ended at
+   * once. Returns whether the stream resumed.
+   */
+  add(sink: WatchSink, lastEventId?: string): boolean {
     if (this.closed) {
       sink.end();
-      return;
+      return false;
     }
     this.sinks.add(sink);
     this.joinedAfter.set(sink, this.published);
     sink.onClose(() => this.remove(sink));
     if (this.sinks.size === 1) this.start();
     this.options.onSubscribers?.(this.sinks.size);
-    this.deliver(sink, this.firstResync());
+    const replay = lastEventId === undefined ? undefined : this.replayAfter(lastEventId);
+    this.deliver(sink, replay ?? this.firstResync());
+    return replay !== undefined;
+  }
+
+  /**
+   * The frames after `revision`, behind a comment, as one write; undefined when it is not in the window,
+   * or when they are more than a stream may hold unsent (the resync is then the smaller start).
+   */
+  private replayAfter(revision: string): Uint8Array | undefined {
+    const seq = this.options.view.sequenceOf(revision);
+    const frames = seq === undefined ? undefined : this.replay.since(seq);
+    if (frames === undefined) return undefined;
+    const bytes = Buffer.concat([RESUMED_FRAME, ...frames]);
+    return bytes.byteLength > this.options.maxBacklogBytes ? undefined : bytes;
   }
 
   /** End every stream and take no more (the server drains). */
@@ -107,6 +137,8 @@ export class WatchHub implements WatchStats {
     this.cursor = undefined;
     for (const sink of [...this.sinks]) sink.end();
     this.stop();
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
   }
 
   private remove(sink: WatchSink): void {
@@ -117,22 +149,26 @@ export class WatchHub implements WatchStats {
   }
 
   private start(): void {
-    this.unsubscribe = this.options.view.subscribe((event) => this.publish(event));
     this.keepAlive = setInterval(() => this.broadcast(KEEPALIVE_FRAME), this.options.keepAliveMs);
     this.keepAlive.unref();
   }
 
   private stop(): void {
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
     clearInterval(this.keepAlive);
     this.keepAlive = undefined;
   }
 
   private publish(event: WatchEvent): void {
+    const seq = this.options.view.sequenceOf(event.data.revision)!;
+    if (event.kind === 'resync') {
+      this.replay.reset(seq);
+      // Nobody to send it to: no stream (a new one starts with its own resync), nothing to keep.
+      if (this.sinks.size === 0) return;
+    }
     const frame = eventFrame(event.kind, event.data.revision, JSON.stringify(event.data));
     if (event.kind === 'resync') this.resyncBytes = frame.byteLength;
-    this.broadcast(frame);
+    else this.replay.push(seq, frame);
+    if (this.sinks.size > 0) this.broadcast(frame);
   }
 
   private firstResync(): Uint8Array {

@@ -1,6 +1,7 @@
 // GET /pools/watch: Server-Sent Events (docs/contract.md §5). First a `resync` (the body of GET /pools),
 // then `upsert` and `delete` per change, and a new `resync` whenever completeness changes or a source
-// relists; every stream is fed by the one WatchHub. HEAD answers the stream's headers and subscribes
+// relists; every stream is fed by the one WatchHub. A request whose Last-Event-ID is a revision within the
+// hub's replay window resumes: the changes after it, no resync. HEAD answers the stream's headers and subscribes
 // nothing. Beyond `--max-watchers` streams, 503 `too_many_watchers` with Retry-After (§8).
 import type { Context } from 'hono';
 import { ApiError } from './errors.js';
@@ -26,7 +27,7 @@ export function watchHandler(deps: WatchDeps) {
       return c.json(error.body(), 503, { 'retry-after': String(WATCH_RETRY_AFTER_SECS) });
     }
     const { sink, response } = nodeSink(c) ?? streamSink();
-    deps.hub.add(sink);
+    deps.hub.add(sink, c.req.header('last-event-id'));
     return response;
   };
 }

@@ -27,11 +27,15 @@ describe('ListedView: revisions', () => {
     expect(events[1]).toEqual({ kind: 'delete', data: { revision: '42-2', pool: { cluster_id: 'c1', namespace: 'llm', name: 'a' } } });
   });
 
-  it('default to this replica start time as the epoch', () => {
+  it('default to this replica start time in ms and six random digits as the epoch', () => {
     const before = Date.now();
-    const [epoch] = new ListedView().revision.split('-').map(Number);
-    expect(epoch).toBeGreaterThanOrEqual(before);
-    expect(epoch).toBeLessThanOrEqual(Date.now());
+    const epochs = Array.from({ length: 20 }, () => /^(\d{13})(\d{6})-0$/.exec(new ListedView().revision));
+    for (const epoch of epochs) {
+      expect(Number(epoch![1])).toBeGreaterThanOrEqual(before);
+      expect(Number(epoch![1])).toBeLessThanOrEqual(Date.now());
+    }
+    // Views made in the same millisecond still differ (one chance in a million each that two do not).
+    expect(new Set(epochs.map((e) => e![2])).size).toBeGreaterThan(1);
   });
 
   it('a batch that changed nothing publishes its resync at the same revision', () => {
