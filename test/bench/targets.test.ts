@@ -1,0 +1,82 @@
+// The targets table of BENCHMARKS.md (bench/report/targets.ts): each row read from the run's figures,
+// judged against the round's targets, with etcd's figure beside the comparable rows.
+import { describe, expect, it } from 'vitest';
+import { targetRows } from '../../bench/report/targets.js';
+import { checked, informational, judged, type BenchRun, type Figure, type PartName, type PartResult } from '../../bench/report/types.js';
+
+function part(name: PartName, figures: Figure[], extra: Partial<PartResult> = {}): PartResult {
+  return { part: name, title: name, method: '', figures, details: {}, durationMs: 0, loadAverageAtStart: 0, ...extra };
+}
+
+function runOf(parts: PartResult[]): BenchRun {
+  const machine = { nproc: 2, cpuModel: '', memoryGiB: 1, node: '', redis: '', os: '', loadAverageStart: 0, gitCommit: '', gitDirty: false };
+  return { startedAt: '', finishedAt: '', command: '', quick: false, machine, parts, failures: [] };
+}
+
+const ms = (id: string, value: number) => informational({ id, label: id, value, unit: 'ms' });
+
+function rowOf(run: BenchRun, measure: string) {
+  const row = targetRows(run).find((r) => r.measure.startsWith(measure));
+  if (!row) throw new Error(`no row ${measure}`);
+  return row;
+}
+
+describe('targets table', () => {
+  it('says "not measured" for every row of an empty run', () => {
+    const rows = targetRows(runOf([]));
+    expect(rows).toHaveLength(9);
+    expect(rows.every((r) => r.result === 'not measured' && r.now === 'not measured')).toBe(true);
+  });
+
+  it('judges convergence p99 against twice the one-hop floor and sets etcd beside it', () => {
+    const convergence = (p99: number) => part('convergence', [ms('convergence.p99', p99), ms('convergence.floor_p99', 4)]);
+    const etcd = part('etcd', [ms('etcd.put_watch_p99', 2)]);
+    const met = rowOf(runOf([convergence(8), etcd]), 'POST on A');
+    expect(met.result).toBe('met');
+    expect(met.now).toContain('2.00 ×');
+    expect(met.etcd).toContain('0.50 × one hop');
+    expect(rowOf(runOf([convergence(8.1), etcd]), 'POST on A').result).toBe('NOT met');
+  });
+
+  it('needs both the lapse max and p99 within bounds', () => {
+    const lapse = (max: number, p99: number) => part('lapse', [ms('lapse.max', max), ms('lapse.p99', p99)]);
+    expect(rowOf(runOf([lapse(250, 150)]), 'lapse').result).toBe('met');
+    expect(rowOf(runOf([lapse(251, 100)]), 'lapse').result).toBe('NOT met');
+    expect(rowOf(runOf([lapse(200, 151)]), 'lapse').result).toBe('NOT met');
+    expect(rowOf(runOf([lapse(200, 100)]), 'lapse').etcd).toBe('not measured');
+  });
+
+  it('needs the CPU ratio within 2 × and half the HTTP limit', () => {
+    const heartbeat = (cpu: number, rate: number) =>
+      part('heartbeat', [
+        informational({ id: 'heartbeat.replica_cpu', label: '', value: cpu, unit: 'µs', reference: { label: 'echo', value: 40, unit: 'µs' } }),
+        informational({ id: 'heartbeat.poolscope', label: '', value: rate, unit: 'req/s' }),
+        informational({ id: 'heartbeat.http_limit', label: '', value: 20_000, unit: 'req/s' }),
+      ]);
+    expect(rowOf(runOf([heartbeat(80, 10_000)]), 'replica CPU').result).toBe('met');
+    expect(rowOf(runOf([heartbeat(81, 10_000)]), 'replica CPU').result).toBe('NOT met');
+    expect(rowOf(runOf([heartbeat(80, 9_999)]), 'replica CPU').result).toBe('NOT met');
+    expect(rowOf(runOf([heartbeat(80, 10_000)]), 'replica CPU').now).toContain('50 % of the HTTP limit');
+  });
+
+  it('reports an encoding the replica did not apply as not compressed', () => {
+    const bytes = (encoding: string, value: number) =>
+      judged({ id: `scale100k.${encoding}_bytes`, label: '', value, unit: 'KiB', reference: { label: 'identity', value: 100, unit: 'KiB' }, comparison: 'at-most', threshold: 0.25, targetText: '' });
+    const scale100k = (answered: string, gzipKiB: number) =>
+      part('scale100k', [bytes('gzip', gzipKiB), bytes('br', 10)], { details: { encodings: { gzip: { encoding: answered }, br: { encoding: 'br' } } } });
+    const compressed = rowOf(runOf([scale100k('gzip', 20)]), 'GET /pools with Accept-Encoding');
+    expect(compressed.result).toBe('met');
+    expect(compressed.now).toContain('gzip: 20 % of identity');
+    const plain = rowOf(runOf([scale100k('identity', 100)]), 'GET /pools with Accept-Encoding');
+    expect(plain.result).toBe('NOT met');
+    expect(plain.now).toContain('gzip: not compressed (answered identity)');
+  });
+
+  it('shows a checked figure in its own words and says when the etcd part was skipped', () => {
+    const figure = checked({ id: 'scale100k.if_none_match', label: '', value: 304, unit: '', shown: '304, 0 bytes', targetText: '', met: true });
+    const lapse = part('lapse', [ms('lapse.max', 100), ms('lapse.p99', 90)]);
+    const run = runOf([part('scale100k', [figure]), lapse, part('etcd', [], { skipped: 'etcd not found' })]);
+    expect(rowOf(run, 'GET /pools with If-None-Match')).toMatchObject({ now: '304, 0 bytes', result: 'met' });
+    expect(rowOf(run, 'lapse').etcd).toBe('skipped (etcd not installed)');
+  });
+});
