@@ -1,9 +1,10 @@
-// XState inspection of the pool actors, turned into what /debug and the metrics want to know: which pool
-// changed, which transitions it took and why (the event that came in and the guarded transition the chart
-// chose), whether its lease just lapsed, and when its actor stopped. Fed by the `inspect` option every
-// pool actor is created with (PoolDirectory), so nothing here polls or wraps the actors.
-import type { AnyEventObject, AnyTransitionDefinition, InspectionEvent } from 'xstate';
+// The pools' steps (PoolDirectory's `inspect`), turned into what /debug and the metrics want to know: which
+// pool changed, which transitions it took and why (the event that came in and the guarded transition the
+// chart chose, as XState's microsteps report it), whether its lease just lapsed, and when it was forgotten.
+// Each step carries the snapshot before it, so nothing is kept per pool here but the causes.
+import type { AnyEventObject } from 'xstate';
 import type { PoolContext, PoolTransition } from '../../machines/pool.machine.js';
+import type { PoolStep } from '../join/pool-directory.js';
 import { describeFacts, eventFacts, type EventFacts } from './causes.js';
 import { guardName, stateKeyOf, transitionId } from './machine-graph.js';
 import type { TransitionCause } from './types.js';
@@ -22,58 +23,28 @@ export type PoolChange =
 
 export type PoolChangeListener = (change: PoolChange) => void;
 
-interface ActorMemory {
-  lease: PoolContext['lease'];
-  lastEntry: PoolTransition | undefined;
-  /** Targeted transitions taken by the macrostep in progress, in order. */
-  taken: AnyTransitionDefinition[];
-}
-
-export interface PoolInspectorOptions {
-  /** Only snapshots of machines with this id are pool actors (default `pool`). */
-  machineId?: string;
-}
-
 export class PoolInspector {
   private readonly listeners = new Set<PoolChangeListener>();
-  private readonly actors = new Map<unknown, ActorMemory>();
   /** Keyed by the history entry itself, so a cause is forgotten with its entry (bounded like the history). */
   private readonly causes = new WeakMap<PoolTransition, EventFacts>();
-  private readonly machineId: string;
 
-  constructor(options: PoolInspectorOptions = {}) {
-    this.machineId = options.machineId ?? 'pool';
-  }
-
-  /** The `inspect` option for createActor (bound: pass it as is). */
-  readonly inspect = (event: InspectionEvent): void => {
-    if (event.type === '@xstate.microstep') {
-      if (!this.isPoolSnapshot(event.snapshot)) return;
-      const memory = this.memoryOf(event.actorRef);
-      for (const transition of event._transitions) if (transition.target?.length) memory.taken.push(transition);
+  /** The `inspect` option of the PoolDirectory (bound: pass it as is). */
+  readonly inspect = (step: PoolStep): void => {
+    if (step.kind === 'stopped') {
+      this.emit({ kind: 'stopped', key: step.key });
       return;
     }
-    if (event.type !== '@xstate.snapshot') return;
-    const snapshot = event.snapshot;
-    if (!this.isPoolSnapshot(snapshot)) return;
-    const context = snapshot.context;
-    if (snapshot.status === 'stopped') {
-      this.actors.delete(event.actorRef);
-      this.emit({ kind: 'stopped', key: context.key });
-      return;
-    }
-    const memory = this.memoryOf(event.actorRef);
-    const transitions = entriesAfter(context.history, memory.lastEntry);
+    const context = step.snapshot.context;
+    const previous = step.before?.context;
+    const transitions = entriesAfter(context.history, previous?.history.at(-1));
+    const taken = [...step.taken];
     for (const entry of transitions) {
-      const index = memory.taken.findIndex((t) => stateKeyOf(t.source.id) === entry.from && stateKeyOf(t.target![0]!.id) === entry.to);
-      const taken = index >= 0 ? memory.taken.splice(index, 1)[0] : undefined;
+      const index = taken.findIndex((t) => stateKeyOf(t.source.id) === entry.from && stateKeyOf(t.target![0]!.id) === entry.to);
+      const chosen = index >= 0 ? taken.splice(index, 1)[0] : undefined;
       // The facts only: put in words when /debug asks (causes.ts).
-      this.causes.set(entry, eventFacts(event.event as AnyEventObject, taken ?? null));
+      this.causes.set(entry, eventFacts(step.event as AnyEventObject, chosen ?? null));
     }
-    const leaseLapsed = memory.lease === 'live' && context.lease !== 'live';
-    memory.lease = context.lease;
-    memory.lastEntry = context.history.at(-1) ?? memory.lastEntry;
-    memory.taken = [];
+    const leaseLapsed = previous?.lease === 'live' && context.lease !== 'live';
     this.emit({ kind: 'snapshot', key: context.key, context, transitions, leaseLapsed });
   };
 
@@ -92,20 +63,6 @@ export class PoolInspector {
     };
   }
 
-  private isPoolSnapshot(snapshot: unknown): snapshot is { status: string; context: PoolContext } {
-    const s = snapshot as { machine?: { id?: string }; context?: unknown };
-    return s.machine?.id === this.machineId && isPoolContext(s.context);
-  }
-
-  private memoryOf(actorRef: unknown): ActorMemory {
-    let memory = this.actors.get(actorRef);
-    if (!memory) {
-      memory = { lease: 'none', lastEntry: undefined, taken: [] };
-      this.actors.set(actorRef, memory);
-    }
-    return memory;
-  }
-
   private emit(change: PoolChange): void {
     for (const listener of this.listeners) listener(change);
   }
@@ -116,8 +73,4 @@ function entriesAfter(history: PoolTransition[], last: PoolTransition | undefine
   if (!last) return [...history];
   const index = history.lastIndexOf(last);
   return index < 0 ? [...history] : history.slice(index + 1);
-}
-
-function isPoolContext(context: unknown): context is PoolContext {
-  return typeof context === 'object' && context !== null && 'key' in context && 'history' in context && 'lease' in context;
 }

@@ -3,7 +3,6 @@
 // Each store is followed by a RegionFeed (one, named '', without regions); the join turns what the
 // feeds read into pool events that name their region, and the feeds' statuses into completeness.
 import type { Logger } from 'pino';
-import type { InspectionEvent } from 'xstate';
 import { frontendsOf, leaseRegions, NO_REGION, type PoolMode } from '../../machines/pool.machine.js';
 import type { ListedPool, PoolDiscovery, PoolKey, PoolState, RegionStatus } from '../contract/index.js';
 import { LISTED_STATES, parsePoolKey } from '../contract/index.js';
@@ -11,7 +10,7 @@ import type { PoolEndpoints, SliceSource } from '../kube/types.js';
 import type { DueLapse, LeaseEvent, LeaseReader, RegistrationStore, StoreSnapshot, StoreStats } from '../store/types.js';
 import type { BackoffOptions } from '../util/backoff.js';
 import { ListedView, type Completeness } from './listed-view.js';
-import { PoolDirectory, type PoolSnapshot } from './pool-directory.js';
+import { PoolDirectory, type PoolDirectoryOptions, type PoolSnapshot } from './pool-directory.js';
 import { RegionFeed, type RegionFeedStatus } from './region-feed.js';
 import { SourceBook, type SourceStatus } from './sources.js';
 import type { WarningKind } from './warnings.js';
@@ -38,7 +37,7 @@ export interface JoinOptions {
   frontendServiceSuffix?: string;
   frontendPortName?: string;
   now?: () => number;
-  clock?: ConstructorParameters<typeof PoolDirectory>[0]['clock'];
+  clock?: PoolDirectoryOptions['clock'];
   retentionMs?: number;
   sweepIntervalMs?: number;
   /** How long past its deadline a followed region's lease is read as lapsed there (default 1 s). */
@@ -49,7 +48,8 @@ export interface JoinOptions {
   onRegionDropped?: (region: string) => void;
   /** The EndpointSlice loop failed unexpectedly and restarts (for metrics). */
   onSliceLoopRestart?: () => void;
-  inspect?: (event: InspectionEvent) => void;
+  /** Every step of every pool (the /debug page's PoolInspector). */
+  inspect?: PoolDirectoryOptions['inspect'];
 }
 
 const LISTED = new Set<PoolState>(LISTED_STATES);

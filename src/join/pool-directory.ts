@@ -1,14 +1,50 @@
-// The actor system: one pool.machine actor per pool key, spawned on first sight, fed with lease and
-// slice events, its warnings provided here (the machine itself does no I/O). A pool that left stays
-// for /debug with its last state and history for `retentionMs` (bounded in number), then its actor stops.
-import { createActor, type Actor, type InspectionEvent, type SnapshotFrom } from 'xstate';
+// The pools: one pool.machine snapshot per pool key (not an actor: docs/design.md "The actors"), created on
+// first sight, moved by the machine's pure transition for every lease and slice event, its actions run
+// here: the warnings provided below, and the delayed events (the stuck warnings' timers) scheduled on the
+// clock and cancelled as the machine's own `after` would be. A pool that left stays for /debug with its
+// last state and history for `retentionMs` (bounded in number), then it is forgotten.
+import { createActor, type AnyActorScope, type AnyEventObject, type AnyTransitionDefinition, type ExecutableActionObject, type SnapshotFrom } from 'xstate';
 import type { Logger } from 'pino';
-import { poolMachine, type PoolContext, type PoolEvent, type PoolMode } from '../../machines/pool.machine.js';
+import {
+  classify,
+  entered,
+  initialContext,
+  leaseUpserted,
+  poolMachine,
+  type PoolContext,
+  type PoolEvent,
+  type PoolInput,
+  type PoolMode,
+} from '../../machines/pool.machine.js';
 import type { PoolKey, PoolState } from '../contract/index.js';
 import { stuckWarning, frontendlessWarning, type WarningKind } from './warnings.js';
 
-export type PoolActor = Actor<typeof poolMachine>;
 export type PoolSnapshot = SnapshotFrom<typeof poolMachine>;
+
+/** One pool read like an actor (`getSnapshot()`), for callers that only read. */
+export interface PoolRef {
+  getSnapshot(): PoolSnapshot;
+}
+
+/**
+ * What /debug learns of each pool (PoolInspector): every event it took, with the snapshots before (none
+ * for a new pool) and after and the chart's targeted transitions taken, in order; and when it is forgotten.
+ */
+export type PoolStep =
+  | {
+      kind: 'step';
+      key: PoolKey;
+      event: AnyEventObject;
+      before: PoolSnapshot | undefined;
+      snapshot: PoolSnapshot;
+      taken: readonly AnyTransitionDefinition[];
+    }
+  | { kind: 'stopped'; key: PoolKey };
+
+export interface Clock {
+  setTimeout(fn: (...args: unknown[]) => void, ms: number): unknown;
+  clearTimeout(id: unknown): void;
+}
 
 export interface PoolDirectoryOptions {
   mode: PoolMode;
@@ -19,19 +55,19 @@ export interface PoolDirectoryOptions {
   frontendPortName: string;
   /** Wall clock (ms) stamped on every event; injectable for tests. */
   now?: () => number;
-  /** xstate clock for the machines' delays (SimulatedClock in tests). */
-  clock?: { setTimeout(fn: (...args: unknown[]) => void, ms: number): unknown; clearTimeout(id: unknown): void };
+  /** The clock of the machines' delays (xstate's SimulatedClock in tests). */
+  clock?: Clock;
   /** How long a pool that left stays visible in /debug (default ten minutes). */
   retentionMs?: number;
   /** At most this many left pools are kept; the oldest go first (default 10,000). */
   maxRetained?: number;
   historyLimit?: number;
-  /** Every snapshot of every pool actor (the join derives the listed view from it). */
+  /** Every new snapshot of every pool (the join derives the listed view from it). */
   onSnapshot: (key: PoolKey, snapshot: PoolSnapshot) => void;
   /** Every warning logged, by kind (for metrics). */
   onWarning?: (kind: WarningKind) => void;
-  /** XState inspection events of every actor (for the debug page). */
-  inspect?: (event: InspectionEvent) => void;
+  /** Every step of every pool (for the debug page). */
+  inspect?: (step: PoolStep) => void;
 }
 
 /** A pool has left when neither side lists it: `absent`, or `lapsed` in registrations mode. */
@@ -39,18 +75,35 @@ export function hasLeft(mode: PoolMode, state: PoolState): boolean {
   return state === 'absent' || (mode === 'registrations' && state === 'lapsed');
 }
 
+const REAL_CLOCK: Clock = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (id) => clearTimeout(id as NodeJS.Timeout),
+};
+
+type UpsertEvent = Extract<PoolEvent, { type: 'LEASE_UPSERT' }>;
+
 export class PoolDirectory {
-  private readonly actors = new Map<PoolKey, PoolActor>();
+  private readonly snapshots = new Map<PoolKey, PoolSnapshot>();
+  /** The delayed events each pool's transitions scheduled and did not cancel yet: key → (id → timer). */
+  private readonly delayed = new Map<PoolKey, Map<string, unknown>>();
   /** Left pools in the order they left: key → when (ms). */
   private readonly left = new Map<PoolKey, number>();
   private readonly machine;
   private readonly now: () => number;
+  private readonly clock: Clock;
   private readonly retentionMs: number;
   private readonly maxRetained: number;
+  /** One actor scope for every transition: the machine's pure transition collects its actions here. */
+  private readonly scope: AnyActorScope;
+  private actions: ExecutableActionObject[] = [];
+  private taken: AnyTransitionDefinition[] = [];
+  /** The transition out of `absent` into each state whose entry has no effect (a pool may start there). */
+  private readonly quietEntries: ReadonlyMap<PoolState, AnyTransitionDefinition>;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: PoolDirectoryOptions) {
     this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? REAL_CLOCK;
     this.retentionMs = options.retentionMs ?? 10 * 60_000;
     this.maxRetained = options.maxRetained ?? 10_000;
     const { logger, onWarning } = options;
@@ -71,6 +124,27 @@ export class PoolDirectory {
         },
       },
     });
+    // The scope's own actor is never started; created with `inspect`, its system reports each microstep's
+    // transitions, which is how the chart's choice (transition and guard) reaches /debug.
+    const self = createActor(this.machine, {
+      input: this.inputOf('', 0),
+      inspect: (event) => {
+        if (event.type !== '@xstate.microstep') return;
+        for (const transition of event._transitions) if (transition.target?.length) this.taken.push(transition);
+      },
+    });
+    this.scope = {
+      self,
+      id: '',
+      sessionId: '',
+      logger: () => {},
+      defer: () => {},
+      emit: () => {},
+      stopChild: () => {},
+      system: self.system,
+      actionExecutor: (action) => this.actions.push(action),
+    };
+    this.quietEntries = quietEntries(this.machine);
   }
 
   /** Starts the timer that forgets pools that left long ago. */
@@ -83,38 +157,61 @@ export class PoolDirectory {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    for (const actor of this.actors.values()) actor.stop();
-    this.actors.clear();
+    for (const key of [...this.snapshots.keys()]) this.forget(key);
     this.left.clear();
   }
 
-  /** Send an event to a pool's actor, spawning it on first sight. `at` is stamped here. */
+  /** Send an event to a pool, creating it on first sight. `at` is stamped here. */
   send(key: PoolKey, event: DistributiveOmit<PoolEvent, 'at'>): void {
-    const actor = this.actors.get(key) ?? this.spawn(key);
-    actor.send({ ...event, at: this.now() } as PoolEvent);
+    const stamped = { ...event, at: this.now() } as PoolEvent;
+    const before = this.snapshots.get(key);
+    if (before) {
+      this.step(key, before, stamped);
+      return;
+    }
+    if (stamped.type === 'LEASE_UPSERT' && this.startFromLease(key, stamped)) return;
+    this.actions = [];
+    this.taken = [];
+    const initial = this.machine.getInitialSnapshot(this.scope, this.inputOf(key, stamped.at));
+    this.runActions(key, this.actions);
+    this.step(key, initial, stamped, true);
   }
 
-  /** Send only to a pool that exists (a lapse of a pool this replica never saw spawns nothing). */
+  /** Send only to a pool that exists (a lapse of a pool this replica never saw creates nothing). */
   sendIfKnown(key: PoolKey, event: DistributiveOmit<PoolEvent, 'at'>): void {
-    if (this.actors.has(key)) this.send(key, event);
+    if (this.snapshots.has(key)) this.send(key, event);
   }
 
-  get(key: PoolKey): PoolActor | undefined {
-    return this.actors.get(key);
+  /** The pool's current snapshot. */
+  snapshot(key: PoolKey): PoolSnapshot | undefined {
+    return this.snapshots.get(key);
+  }
+
+  /** The pool, read like an actor. */
+  get(key: PoolKey): PoolRef | undefined {
+    if (!this.snapshots.has(key)) return undefined;
+    return { getSnapshot: () => this.snapshots.get(key)! };
   }
 
   keys(): IterableIterator<PoolKey> {
-    return this.actors.keys();
+    return this.snapshots.keys();
   }
 
   get size(): number {
-    return this.actors.size;
+    return this.snapshots.size;
+  }
+
+  /** How many pools wait for a delayed event (a stuck warning's timer). */
+  get pendingDelays(): number {
+    let n = 0;
+    for (const timers of this.delayed.values()) n += timers.size;
+    return n;
   }
 
   /** Every pool's context, keyed. */
   contexts(): Map<PoolKey, PoolContext> {
     const out = new Map<PoolKey, PoolContext>();
-    for (const [key, actor] of this.actors) out.set(key, actor.getSnapshot().context);
+    for (const [key, snapshot] of this.snapshots) out.set(key, snapshot.context);
     return out;
   }
 
@@ -124,38 +221,117 @@ export class PoolDirectory {
     for (const [key, at] of this.left) {
       if (at > cutoff && this.left.size <= this.maxRetained) break;
       this.left.delete(key);
-      this.actors.get(key)?.stop();
-      this.actors.delete(key);
+      this.forget(key);
     }
   }
 
-  private spawn(key: PoolKey): PoolActor {
-    const actor = createActor(this.machine, {
-      input: {
-        key,
-        mode: this.options.mode,
-        leaseMs: this.options.leaseMs,
-        at: this.now(),
-        historyLimit: this.options.historyLimit,
-      },
-      // Spread only when set: xstate merges options over its defaults, so an undefined clock would win.
-      ...(this.options.clock ? { clock: this.options.clock } : {}),
-      ...(this.options.inspect ? { inspect: this.options.inspect } : {}),
-    });
-    this.actors.set(key, actor);
-    actor.subscribe((snapshot) => {
-      const state = snapshot.value as PoolState;
-      if (hasLeft(this.options.mode, state)) {
-        if (!this.left.has(key)) this.left.set(key, this.now());
-        if (this.left.size > this.maxRetained) this.forgetLeft();
-      } else {
-        this.left.delete(key);
-      }
-      this.options.onSnapshot(key, snapshot);
-    });
-    actor.start();
-    return actor;
+  /**
+   * A pool first seen through its lease starts in the state the facts call for, without running the
+   * machine (resolveState: about a tenth of a transition's cost, which counts when a new replica reads
+   * 100,000 leases), when that state's entry has no effect to run. The context is what the machine's own
+   * actions assign (the test pins both paths to the same snapshot).
+   */
+  private startFromLease(key: PoolKey, event: UpsertEvent): boolean {
+    const initial = initialContext(this.inputOf(key, event.at));
+    const facts = { ...initial, ...leaseUpserted(initial, event) };
+    const state = classify(facts);
+    const taken = this.quietEntries.get(state);
+    if (!taken) return false;
+    const context = { ...facts, ...entered(facts, event, state) };
+    this.commit(key, undefined, event, this.machine.resolveState({ value: state, context }), [taken]);
+    return true;
   }
+
+  private step(key: PoolKey, before: PoolSnapshot, event: AnyEventObject, isNew = false): void {
+    this.actions = [];
+    this.taken = [];
+    const next = this.machine.transition(before, event as PoolEvent, this.scope);
+    const { actions, taken } = this;
+    this.runActions(key, actions);
+    this.commit(key, isNew ? undefined : before, event, next, taken);
+  }
+
+  private commit(key: PoolKey, before: PoolSnapshot | undefined, event: AnyEventObject, snapshot: PoolSnapshot, taken: AnyTransitionDefinition[]): void {
+    this.snapshots.set(key, snapshot);
+    if (hasLeft(this.options.mode, snapshot.value as PoolState)) {
+      if (!this.left.has(key)) this.left.set(key, this.now());
+      if (this.left.size > this.maxRetained) this.forgetLeft();
+    } else {
+      this.left.delete(key);
+    }
+    this.options.onSnapshot(key, snapshot);
+    this.options.inspect?.({ kind: 'step', key, event, before, snapshot, taken });
+  }
+
+  /** The actions a transition returned: delayed events scheduled or cancelled, the warnings run. */
+  private runActions(key: PoolKey, actions: readonly ExecutableActionObject[]): void {
+    for (const action of actions) {
+      if (action.type === 'xstate.raise') {
+        const { event, id, delay } = action.params as { event: AnyEventObject; id?: string; delay?: number };
+        if (typeof delay === 'number') this.schedule(key, id ?? event.type, event, delay);
+      } else if (action.type === 'xstate.cancel') {
+        this.cancel(key, (action.params as { sendId: string }).sendId);
+      } else {
+        action.exec?.(action.info, action.params);
+      }
+    }
+  }
+
+  private schedule(key: PoolKey, id: string, event: AnyEventObject, delay: number): void {
+    this.cancel(key, id);
+    let timers = this.delayed.get(key);
+    if (!timers) this.delayed.set(key, (timers = new Map()));
+    const timer = this.clock.setTimeout(() => {
+      this.dropTimer(key, id);
+      const current = this.snapshots.get(key);
+      if (current) this.step(key, current, event);
+    }, delay);
+    timers.set(id, timer);
+  }
+
+  private cancel(key: PoolKey, id: string): void {
+    const timer = this.delayed.get(key)?.get(id);
+    if (timer === undefined) return;
+    this.clock.clearTimeout(timer);
+    this.dropTimer(key, id);
+  }
+
+  private dropTimer(key: PoolKey, id: string): void {
+    const timers = this.delayed.get(key);
+    timers?.delete(id);
+    if (timers?.size === 0) this.delayed.delete(key);
+  }
+
+  private forget(key: PoolKey): void {
+    for (const timer of this.delayed.get(key)?.values() ?? []) this.clock.clearTimeout(timer);
+    this.delayed.delete(key);
+    this.snapshots.delete(key);
+    this.options.inspect?.({ kind: 'stopped', key });
+  }
+
+  private inputOf(key: PoolKey, at: number): PoolInput {
+    return { key, mode: this.options.mode, leaseMs: this.options.leaseMs, at, historyLimit: this.options.historyLimit };
+  }
+}
+
+/**
+ * For each state whose entry only assigns (no warning, no timer), the chart's eventless transition from
+ * `absent` into it: a pool may start there from its first lease without the machine running its entry.
+ */
+export function quietEntries(machine: typeof poolMachine): Map<PoolState, AnyTransitionDefinition> {
+  const implementations = machine.implementations.actions as Record<string, { type?: string } | undefined>;
+  const assigns = (action: unknown): boolean => {
+    const type = typeof action === 'string' ? action : (action as { type?: string }).type;
+    const resolved = typeof action === 'function' ? (action as { type?: string }) : implementations[type ?? ''];
+    return resolved?.type === 'xstate.assign';
+  };
+  const out = new Map<PoolState, AnyTransitionDefinition>();
+  const absent = machine.root.states.absent!;
+  for (const transition of absent.always ?? []) {
+    const target = transition.target?.[0];
+    if (target && target.entry.every(assigns)) out.set(target.key as PoolState, transition);
+  }
+  return out;
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

@@ -1,5 +1,5 @@
-// What operators look at, wired in one place: the metrics registry, the XState inspection of the pool
-// actors, and the feed of the /debug page. The service calls it in the order things are built:
+// What operators look at, wired in one place: the metrics registry, the inspection of the pools' steps,
+// and the feed of the /debug page. The service calls it in the order things are built:
 // `instrument(store)`, then the join with `joinHooks`, then `attach(join)`, then the app with `appDeps()`.
 import { poolMachine } from '../../machines/pool.machine.js';
 import type { AppDeps } from '../http/app.js';
@@ -23,7 +23,7 @@ export interface ObservabilityOptions {
 
 export class Observability {
   readonly metrics: ServiceMetrics;
-  readonly inspector = new PoolInspector({ machineId: poolMachine.id });
+  readonly inspector = new PoolInspector();
   private feed: DebugFeed | undefined;
   private readonly unsubscribeLapses: () => void;
 
@@ -43,7 +43,7 @@ export class Observability {
     });
   }
 
-  /** Options for the Join: warnings, region drops and EndpointSlice loop restarts counted, every pool actor inspected. */
+  /** Options for the Join: warnings, region drops and EndpointSlice loop restarts counted, every pool's step inspected. */
   get joinHooks(): Pick<JoinOptions, 'onWarning' | 'inspect' | 'onRegionDropped' | 'onSliceLoopRestart'> {
     return {
       onWarning: this.metrics.countWarning,

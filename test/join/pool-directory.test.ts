@@ -89,12 +89,12 @@ describe('PoolDirectory: retention of pools that left', () => {
   };
 
   it.each(['registrations', 'mcs'] as const)('%s: a left pool stays until retention has passed and forgetLeft runs', (mode) => {
-    const { directory, send, stateOf, advance } = directoryFor(mode);
+    const stopped: PoolKey[] = [];
+    const { directory, send, stateOf, advance } = directoryFor(mode, { inspect: (step) => step.kind === 'stopped' && stopped.push(step.key) });
     const { enter, leave, leftState } = LEAVE[mode];
     for (const name of enter) send(A, name);
     for (const name of leave) send(A, name);
     expect(stateOf(A)).toBe(leftState);
-    const actor = directory.get(A)!;
 
     advance(RETENTION_MS - 1);
     directory.forgetLeft();
@@ -103,10 +103,11 @@ describe('PoolDirectory: retention of pools that left', () => {
 
     advance(1);
     expect(directory.get(A)).toBeDefined(); // nothing forgets on its own without forgetLeft
+    expect(stopped).toEqual([]);
     directory.forgetLeft();
     expect(directory.get(A)).toBeUndefined();
     expect(directory.size).toBe(0);
-    expect(actor.getSnapshot().status).toBe('stopped');
+    expect(stopped).toEqual([A]);
   });
 
   it.each(['registrations', 'mcs'] as const)('%s: a pool that comes back is not forgotten', (mode) => {
@@ -164,14 +165,19 @@ describe('PoolDirectory: retention of pools that left', () => {
     expect(directory.size).toBe(3);
   });
 
-  it('start() runs forgetLeft on a timer and stop() stops every actor', () => {
-    const { directory, send } = directoryFor('registrations');
-    send(A, 'UPSERT_F');
-    const actor = directory.get(A)!;
+  it('start() runs forgetLeft on a timer and stop() forgets every pool and cancels its delayed events', () => {
+    const stopped: PoolKey[] = [];
+    const { directory, send, advance } = directoryFor('mcs', { inspect: (step) => step.kind === 'stopped' && stopped.push(step.key) });
+    send(A, 'UPSERT_F'); // one-sided: its stuck warning is due in two leases
+    send(B, 'SLICES_RF'); // unregistered
+    expect(directory.pendingDelays).toBe(2);
     directory.start();
     directory.stop();
     expect(directory.size).toBe(0);
-    expect(actor.getSnapshot().status).toBe('stopped');
+    expect(directory.pendingDelays).toBe(0);
+    expect(stopped.sort()).toEqual([A, B]);
+    advance(10 * LEASE_MS);
+    expect(directory.size).toBe(0);
   });
 });
 
