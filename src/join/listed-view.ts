@@ -154,12 +154,26 @@ export class ListedView {
     try {
       fn();
     } finally {
-      this.batchDepth -= 1;
-      if (this.batchDepth === 0) {
-        if (this.batchDirty) this.bump();
-        this.batchDirty = false;
-        this.publish({ kind: 'resync', data: this.list() });
-      }
+      this.endBatch();
+    }
+  }
+
+  /** `batch` for a relist applied over several turns (a large store snapshot): the resync follows when `fn` settles. */
+  async batchAsync(fn: () => Promise<void>): Promise<void> {
+    this.batchDepth += 1;
+    try {
+      await fn();
+    } finally {
+      this.endBatch();
+    }
+  }
+
+  private endBatch(): void {
+    this.batchDepth -= 1;
+    if (this.batchDepth === 0) {
+      if (this.batchDirty) this.bump();
+      this.batchDirty = false;
+      this.publish({ kind: 'resync', data: this.list() });
     }
   }
 

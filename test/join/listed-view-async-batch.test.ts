@@ -1,0 +1,62 @@
+// ListedView.batchAsync: a relist applied over several turns of the event loop (a large store snapshot)
+// publishes nothing pool by pool, and one resync when it settles, as a batch does.
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { poolKey, type WatchEvent } from '../../src/contract/index.js';
+import { ListedView } from '../../src/join/listed-view.js';
+import { pool } from './listed-pool.js';
+
+const keyOf = (name: string) => poolKey(pool(name));
+
+describe('ListedView.batchAsync', () => {
+  it('publishes one resync at the next revision after every turn of the batch, nothing before', async () => {
+    const view = new ListedView({ epoch: 7 });
+    const events: WatchEvent[] = [];
+    view.subscribe((event) => events.push(event));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const applied = view.batchAsync(async () => {
+      view.update(keyOf('a'), pool('a'));
+      await held;
+      view.update(keyOf('b'), pool('b'));
+    });
+    await nextTurn();
+    expect(events).toEqual([]);
+    expect(view.size).toBe(1);
+    release();
+    await applied;
+    expect(events).toHaveLength(1);
+    expect(events[0]!.kind).toBe('resync');
+    expect(view.revision).toBe('7-1');
+    expect(events[0]!.data).toMatchObject({ revision: '7-1', pools: [pool('a'), pool('b')] });
+
+    // After it, a change publishes on its own again.
+    view.update(keyOf('a'), null);
+    expect(events.at(-1)).toMatchObject({ kind: 'delete', data: { revision: '7-2' } });
+  });
+
+  it('holds a synchronous batch inside it, and ends with a resync when its function rejects', async () => {
+    const view = new ListedView({ epoch: 1 });
+    const events: WatchEvent[] = [];
+    view.subscribe((event) => events.push(event));
+    await expect(
+      view.batchAsync(async () => {
+        view.batch(() => view.update(keyOf('a'), pool('a')));
+        await nextTurn();
+        throw new Error('read failed');
+      }),
+    ).rejects.toThrow('read failed');
+    expect(events.map((e) => e.kind)).toEqual(['resync']);
+    expect(view.revision).toBe('1-1');
+  });
+
+  it('a batch that changed nothing resyncs at the same revision', async () => {
+    const view = new ListedView({ epoch: 1 });
+    const events: WatchEvent[] = [];
+    view.subscribe((event) => events.push(event));
+    await view.batchAsync(async () => {
+      await nextTurn();
+    });
+    expect(events).toEqual([{ kind: 'resync', data: expect.objectContaining({ revision: '1-0', pools: [] }) }]);
+  });
+});
