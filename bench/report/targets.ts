@@ -45,7 +45,7 @@ export function targetRows(run: BenchRun): TargetRow[] {
   });
   const judgedRow = (measure: string, before: string, target: string, id: string, extra?: (found: Found) => string): TargetRow => {
     const found = find(id);
-    const now = found ? `${formatFigure(found.figure)}${extra ? extra(found) : ''}` : undefined;
+    const now = found ? `${formatFigure(found.figure)}${extra ? extra(found) : ''}${sizeNote(found.part, measure)}` : undefined;
     return row(measure, before, target, now, found?.figure.target?.met);
   };
 
@@ -154,6 +154,12 @@ export function targetRows(run: BenchRun): TargetRow[] {
     );
   }
   return rows;
+}
+
+/** A part run at another size than the row names (a quick run) says so: its title is its size. */
+function sizeNote(part: PartResult, measure: string): string {
+  const size = /^[\d,]+ pools/.exec(part.title)?.[0];
+  return size === undefined || measure.includes(size) ? '' : ` (at ${size})`;
 }
 
 function answeredEncoding(part: PartResult, encoding: string): string {

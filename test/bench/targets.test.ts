@@ -72,6 +72,13 @@ describe('targets table', () => {
     expect(plain.now).toContain('gzip: not compressed (answered identity)');
   });
 
+  it('names the size a part ran at when it is not the row\'s', () => {
+    const figure = judged({ id: 'scale100k.new_replica_complete', label: '', value: 900, unit: 'ms', reference: { label: 'target', value: 3000, unit: 'ms' }, comparison: 'at-most', threshold: 1, targetText: '' });
+    const at = (title: string) => rowOf(runOf([part('scale100k', [figure], { title })]), 'new replica, 100,000 pools').now;
+    expect(at('5,000 pools')).toBe('900 ms (at 5,000 pools)');
+    expect(at('100,000 pools')).toBe('900 ms');
+  });
+
   it('shows a checked figure in its own words and says when the etcd part was skipped', () => {
     const figure = checked({ id: 'scale100k.if_none_match', label: '', value: 304, unit: '', shown: '304, 0 bytes', targetText: '', met: true });
     const lapse = part('lapse', [ms('lapse.max', 100), ms('lapse.p99', 90)]);
