@@ -1,8 +1,17 @@
 // HTTP for the relay and the router client, on node:http/https rather than fetch: fetch cannot be given
 // a custom CA without undici's own Agent, and undici 8 does not run on Node 20 (docs/design.md "Dependencies"). One keep-alive
-// agent per scheme, so a relay's heartbeats and a router's polls reuse their connection.
+// agent per scheme, so a relay's heartbeats and a router's polls reuse their connection. node:http does not
+// decode a compressed reply as fetch does: a whole reply in gzip or br is decoded here.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { promisify } from 'node:util';
+import { brotliDecompress, gunzip } from 'node:zlib';
+
+const decoders = new Map<string, (bytes: Buffer) => Promise<Buffer>>([
+  ['gzip', promisify(gunzip)],
+  ['x-gzip', promisify(gunzip)],
+  ['br', promisify(brotliDecompress)],
+]);
 
 export interface HttpTransportOptions {
   /** PEM certificate(s) of the CA that signed the servers' certificates; replaces Node's bundled CAs. */
@@ -20,7 +29,10 @@ export interface HttpTransportOptions {
 export interface HttpReply {
   status: number;
   contentType: string;
+  /** Decoded from its Content-Encoding (gzip or br). */
   body: string;
+  /** The reply's ETag header, if any. */
+  etag?: string;
 }
 
 export interface HttpStream {
@@ -39,6 +51,8 @@ export interface RequestInit {
   timeoutMs: number;
   signal?: AbortSignal;
   accept?: string;
+  /** More request headers (`If-None-Match`, `Accept-Encoding`, `Last-Event-ID`). */
+  headers?: Record<string, string>;
 }
 
 /** A failed exchange: no reply, a timeout, or the caller's abort. `reason` is short enough for a log line. */
@@ -75,7 +89,9 @@ export class HttpTransport {
       for await (const chunk of stream.body) chunks.push(chunk as Buffer);
       // Read in full: the connection goes back to the keep-alive pool, so only the timer is cleared.
       stream.release();
-      return { status: stream.status, contentType: stream.contentType, body: Buffer.concat(chunks).toString('utf8') };
+      const { etag, 'content-encoding': coding } = stream.body.headers;
+      const body = await decode(Buffer.concat(chunks), coding);
+      return { status: stream.status, contentType: stream.contentType, body: body.toString('utf8'), ...(etag === undefined ? {} : { etag }) };
     } catch (error) {
       stream.close();
       throw asTransportError(error, stream.abortReason());
@@ -115,7 +131,7 @@ export class HttpTransport {
       clearTimeout(timer);
       init.signal?.removeEventListener('abort', onCallerAbort);
     };
-    const headers: Record<string, string> = { accept: init.accept ?? 'application/json' };
+    const headers: Record<string, string> = { accept: init.accept ?? 'application/json', ...init.headers };
     const token = typeof this.token === 'function' ? this.token() : this.token;
     if (token !== undefined) headers.authorization = `Bearer ${token}`;
     if (init.json !== undefined) {
@@ -153,6 +169,19 @@ export class HttpTransport {
       });
       request.end(init.json);
     });
+  }
+}
+
+/** The bytes of a reply decoded from its Content-Encoding; a coding this client does not know fails. */
+async function decode(bytes: Buffer, coding: string | undefined): Promise<Buffer> {
+  const name = (coding ?? '').trim().toLowerCase();
+  if (name === '' || name === 'identity') return bytes;
+  const decoder = decoders.get(name);
+  if (decoder === undefined) throw new TransportError(`a reply in an unknown Content-Encoding: ${name}`);
+  try {
+    return await decoder(bytes);
+  } catch (error) {
+    throw new TransportError(`a reply in ${name} that does not decode: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 

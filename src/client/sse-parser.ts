@@ -20,6 +20,11 @@ export class SseParser {
   private data: string[] = [];
   private lastId: string | undefined;
 
+  /** True when no event is half read: everything fed so far was whole events and comments. */
+  get idle(): boolean {
+    return this.buffer === '' && this.event === '' && this.data.length === 0;
+  }
+
   /** Feeds decoded text; returns the events it completed, in order. */
   push(text: string): SseMessage[] {
     if (!this.started) {

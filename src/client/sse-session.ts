@@ -1,6 +1,8 @@
 // One connection to GET /pools/watch: opens it, parses the event stream, checks every event against the
 // contract's schemas and hands it on, and says how the connection ended, so the watcher can tell a
-// replica that is gone (try the next) from a path that cuts event streams (poll instead).
+// replica that is gone (try the next) from a path that cuts event streams (poll instead). With
+// `lastEventId` it asks to resume (docs/contract.md §5): a stream whose first event is not a `resync`, or
+// whose first bytes are only comments, has resumed.
 import type { Logger } from 'pino';
 import { watchEventSchemas, type WatchEvent } from '../contract/index.js';
 import { TransportError, type HttpTransport } from './http-transport.js';
@@ -11,8 +13,8 @@ export type SessionEnd =
   | { kind: 'unreachable'; reason: string }
   /** A reply that is not an event stream, or no first event in time: something on the path cuts SSE. */
   | { kind: 'not-sse'; reason: string }
-  /** The stream ended or broke after it had worked (`resynced`: a resync arrived). */
-  | { kind: 'ended'; reason: string; resynced: boolean }
+  /** The stream ended or broke after it had worked (`resynced`: a resync arrived; `resumed`: it resumed). */
+  | { kind: 'ended'; reason: string; resynced: boolean; resumed: boolean }
   /** An event the contract does not allow: logged, and the watcher reconnects (a new resync relists). */
   | { kind: 'invalid'; reason: string }
   | { kind: 'stopped' };
@@ -26,6 +28,10 @@ export interface SseSessionOptions {
   /** No byte (not even a keep-alive comment) for this long: the connection is dead. */
   idleTimeoutMs: number;
   signal: AbortSignal;
+  /** The revision of the last event from this same replica: sent as Last-Event-ID. */
+  lastEventId?: string;
+  /** The stream resumed after `lastEventId` (before any event of it is handed on). */
+  onResumed?(): void;
   onEvent(event: WatchEvent): void;
 }
 
@@ -37,6 +43,7 @@ export async function runSseSession(options: SseSessionOptions): Promise<Session
   try {
     stream = await options.transport.stream(url, {
       accept: 'text/event-stream',
+      ...(options.lastEventId === undefined ? {} : { headers: { 'last-event-id': options.lastEventId } }),
       timeoutMs: options.connectTimeoutMs,
       signal: options.signal,
     });
@@ -56,7 +63,9 @@ export async function runSseSession(options: SseSessionOptions): Promise<Session
   const parser = new SseParser();
   const decoder = new TextDecoder();
   let resynced = false;
-  let events = 0;
+  let resumed = false;
+  /** Whether the stream has shown it works: its first event, or (resuming) its first whole bytes. */
+  let open = false;
   let ending: SessionEnd | undefined;
   const endWith = (end: SessionEnd) => {
     ending ??= end;
@@ -70,16 +79,27 @@ export async function runSseSession(options: SseSessionOptions): Promise<Session
   const armIdleTimer = () => {
     clearTimeout(timer);
     timer = setTimeout(
-      () => endWith({ kind: 'ended', reason: `nothing received for ${options.idleTimeoutMs} ms`, resynced }),
+      () => endWith({ kind: 'ended', reason: `nothing received for ${options.idleTimeoutMs} ms`, resynced, resumed }),
       options.idleTimeoutMs,
     );
+  };
+  const opened = (first: WatchEvent | undefined) => {
+    open = true;
+    armIdleTimer();
+    if (options.lastEventId !== undefined && first?.kind !== 'resync') {
+      resumed = true;
+      options.onResumed?.();
+    }
   };
   const onAbort = () => endWith({ kind: 'stopped' });
   options.signal.addEventListener('abort', onAbort, { once: true });
   try {
     for await (const chunk of stream.body) {
-      if (events > 0) armIdleTimer();
-      for (const message of parser.push(decoder.decode(chunk as Buffer, { stream: true }))) {
+      if (open) armIdleTimer();
+      const messages = parser.push(decoder.decode(chunk as Buffer, { stream: true }));
+      // Resuming with nothing to replay: the server's first bytes are a comment.
+      if (!open && messages.length === 0 && parser.idle && options.lastEventId !== undefined) opened(undefined);
+      for (const message of messages) {
         const event = parseEvent(message);
         if (typeof event === 'string') {
           options.logger.warn({ server: options.server, event: message.event, reason: event }, 'watch event refused; reconnecting');
@@ -87,8 +107,7 @@ export async function runSseSession(options: SseSessionOptions): Promise<Session
           break;
         }
         if (event === undefined) continue;
-        if (events === 0) armIdleTimer();
-        events += 1;
+        if (!open) opened(event);
         if (event.kind === 'resync') resynced = true;
         options.onEvent(event);
       }
@@ -97,7 +116,7 @@ export async function runSseSession(options: SseSessionOptions): Promise<Session
   } catch (error) {
     // The connection broke (reset, or closed by endWith): `ending` says which when we closed it.
     if (ending === undefined && options.signal.aborted) ending = { kind: 'stopped' };
-    ending ??= { kind: 'ended', reason: error instanceof Error ? error.message : String(error), resynced };
+    ending ??= { kind: 'ended', reason: error instanceof Error ? error.message : String(error), resynced, resumed };
   } finally {
     clearTimeout(timer);
     options.signal.removeEventListener('abort', onAbort);
@@ -105,8 +124,8 @@ export async function runSseSession(options: SseSessionOptions): Promise<Session
   }
   if (ending !== undefined) return ending;
   if (options.signal.aborted) return { kind: 'stopped' };
-  if (events === 0) return { kind: 'not-sse', reason: 'the event stream ended before its first event' };
-  return { kind: 'ended', reason: 'the server ended the stream', resynced };
+  if (!open) return { kind: 'not-sse', reason: 'the event stream ended before its first event' };
+  return { kind: 'ended', reason: 'the server ended the stream', resynced, resumed };
 }
 
 /** The event, `undefined` for an event kind this client does not know (skipped), or why it was refused. */

@@ -2,6 +2,8 @@
 // time, moves to the next when it fails, backs off when all have, and polls GET /pools where something
 // on the path cuts event streams (a buffering proxy), trying the stream again now and then. Every list
 // is applied under the caller merge rule, extended with regions (pool-map.ts, docs/contract.md §7).
+// Back on the same replica it resumes the stream after the last revision it applied (Last-Event-ID), and
+// it polls with the last list's ETag, keeping its list on a 304 (docs/contract.md §5).
 import { pino, type Logger } from 'pino';
 import type { ListedPool, PoolId, PoolKey, RegionStatus, WatchEvent } from '../contract/index.js';
 import { poolKey } from '../contract/index.js';
@@ -107,6 +109,10 @@ class PoolWatcher implements PoolWatch {
     Pick<WatchPoolsOptions, 'pollIntervalMs' | 'sseRetryIntervalMs' | 'requestTimeoutMs' | 'firstEventTimeoutMs' | 'idleTimeoutMs'>
   >;
   private current: WatchStatus;
+  /** The replica and revision of the last event or list applied: the stream resumes there on that replica. */
+  private applied: { server: string; revision: string; complete: boolean } | undefined;
+  /** The ETag of the last list polled, while nothing else was applied since (only that list is held). */
+  private polled: { server: string; etag: string } | undefined;
   private loop: Promise<void> = Promise.resolve();
   private markReady!: () => void;
   readonly ready: Promise<void>;
@@ -176,6 +182,8 @@ class PoolWatcher implements PoolWatch {
         continue;
       }
       const startedAt = Date.now();
+      // Only the replica that issued a revision can resume after it (another one answers with a resync).
+      const resumeFrom = this.applied?.server === server ? this.applied : undefined;
       const end = await runSseSession({
         transport: this.transport,
         server,
@@ -184,9 +192,14 @@ class PoolWatcher implements PoolWatch {
         firstEventTimeoutMs: this.settings.firstEventTimeoutMs,
         idleTimeoutMs: this.settings.idleTimeoutMs,
         signal: this.stop.signal,
+        ...(resumeFrom === undefined ? {} : { lastEventId: resumeFrom.revision }),
+        // No resync comes, and completeness is as the last list had it (a change of it sends a resync).
+        onResumed: () => this.setStatus({ server, transport: 'sse', complete: resumeFrom!.complete }),
         onEvent: (event) => this.apply(event, server),
       });
       if (end.kind === 'stopped') break;
+      // A refused event: reconnect from scratch, with a resync.
+      if (end.kind === 'invalid') this.applied = undefined;
       this.setStatus({ transport: 'disconnected', complete: false });
       if (end.kind === 'not-sse') {
         // Is it the replica, or only its event stream? A working GET /pools says the path cuts streams.
@@ -199,7 +212,7 @@ class PoolWatcher implements PoolWatch {
       }
       // A stream that worked for a while and ended (a replica draining, a proxy's idle cut): reconnect at
       // once, to the same replica first. One that never delivered a resync counts as a failure.
-      const worked = end.kind === 'ended' && end.resynced && Date.now() - startedAt >= 1000;
+      const worked = end.kind === 'ended' && (end.resynced || end.resumed) && Date.now() - startedAt >= 1000;
       if (end.kind === 'ended') this.logger.info({ server, reason: end.reason }, 'watch stream ended');
       if (worked) {
         this.rotation.succeeded();
@@ -213,11 +226,13 @@ class PoolWatcher implements PoolWatch {
 
   /** One GET /pools; applies the list, or fails over. Returns whether it worked. */
   private async pollOnce(server: string): Promise<boolean> {
+    const etag = this.polled?.server === server ? this.polled.etag : undefined;
     const reply = await readPoolList({
       transport: this.transport,
       server,
       timeoutMs: this.settings.requestTimeoutMs,
       signal: this.stop.signal,
+      ...(etag === undefined ? {} : { etag }),
     });
     if (this.stop.signal.aborted) return false;
     if (!reply.ok) {
@@ -227,7 +242,13 @@ class PoolWatcher implements PoolWatch {
     }
     this.rotation.succeeded();
     this.backoff.reset();
+    if (reply.list === undefined) {
+      // 304: the list held is still the replica's, completeness included.
+      this.setStatus({ server, transport: 'polling', complete: this.applied?.complete ?? false });
+      return true;
+    }
     this.apply({ kind: 'resync', data: reply.list }, server, 'polling');
+    this.polled = reply.etag === undefined ? undefined : { server, etag: reply.etag };
     return true;
   }
 
@@ -239,12 +260,15 @@ class PoolWatcher implements PoolWatch {
 
   private apply(event: WatchEvent, server: string, transport: WatchTransport = 'sse'): void {
     let changes: PoolChange[];
+    this.polled = undefined;
     if (event.kind === 'resync') {
       changes = this.map.applyList(event.data);
       const { complete, revision, regions } = event.data;
+      this.applied = { server, revision, complete };
       this.setStatus({ server, transport, complete, revision, regions });
     } else {
       changes = event.kind === 'upsert' ? this.map.upsert(event.data.pool) : this.map.remove(event.data.pool);
+      this.applied = { server, revision: event.data.revision, complete: this.applied?.complete ?? false };
       this.setStatus({ server, transport, revision: event.data.revision });
     }
     for (const change of changes) this.emit(this.changeListeners, change);
