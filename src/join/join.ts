@@ -9,6 +9,7 @@ import { LISTED_STATES, parsePoolKey } from '../contract/index.js';
 import type { PoolEndpoints, SliceSource } from '../kube/types.js';
 import type { DueLapse, LeaseEvent, LeaseReader, RegistrationStore, StoreSnapshot, StoreStats } from '../store/types.js';
 import type { BackoffOptions } from '../util/backoff.js';
+import { DEFAULT_BATCH_SIZE, inBatches } from './batches.js';
 import { ListedView, type Completeness } from './listed-view.js';
 import { PoolDirectory, type PoolDirectoryOptions, type PoolSnapshot } from './pool-directory.js';
 import { RegionFeed, type RegionFeedStatus } from './region-feed.js';
@@ -50,6 +51,8 @@ export interface JoinOptions {
   onSliceLoopRestart?: () => void;
   /** Every step of every pool (the /debug page's PoolInspector). */
   inspect?: PoolDirectoryOptions['inspect'];
+  /** Pools applied per turn of the event loop while a store snapshot is applied (default 2,000). */
+  applyBatchSize?: number;
 }
 
 const LISTED = new Set<PoolState>(LISTED_STATES);
@@ -239,19 +242,25 @@ export class Join {
     }
   }
 
-  private applyStoreSnapshot(region: string, snapshot: StoreSnapshot, holdMissing: boolean): void {
+  /**
+   * A full read of a region: one `LEASE_UPSERT` per lease, then a lapse for each pool the region no longer
+   * holds; in batches, one per turn of the event loop, and one `resync` once all of it is applied. The feed
+   * marks the region read (complete) only when this settles.
+   */
+  private async applyStoreSnapshot(region: string, snapshot: StoreSnapshot, holdMissing: boolean): Promise<void> {
     const live = new Set<PoolKey>();
-    this.view.batch(() => {
-      for (const { key, registration, deadlineMs, changedAtMs } of snapshot.records) {
+    const size = this.options.applyBatchSize ?? DEFAULT_BATCH_SIZE;
+    await this.view.batchAsync(async () => {
+      await inBatches(snapshot.records, size, ({ key, registration, deadlineMs, changedAtMs }) => {
         live.add(key);
         this.directory.send(key, { type: 'LEASE_UPSERT', region, registration, deadlineMs, changedAtMs });
-      }
+      });
       // Pools the store no longer holds lapsed meanwhile, unless the store lost its data: then their
       // PoolRelays are still renewing them and hold them until the refill has had one lease.
       if (holdMissing) return;
-      for (const [key, context] of this.directory.contexts()) {
-        if (context.leases[region] && !live.has(key)) this.directory.send(key, { type: 'LEASE_LAPSED', region });
-      }
+      const gone: PoolKey[] = [];
+      for (const [key, context] of this.directory.contexts()) if (context.leases[region] && !live.has(key)) gone.push(key);
+      await inBatches(gone, size, (key) => this.directory.send(key, { type: 'LEASE_LAPSED', region }));
     });
   }
 

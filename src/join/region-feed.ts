@@ -10,7 +10,7 @@ import { StoreFeed } from './store-feed.js';
 
 export interface RegionFeedSink {
   /** A full read of the region. `holdMissing`: the store is being refilled, so pools it lacks are kept. */
-  snapshot(region: string, snapshot: StoreSnapshot, holdMissing: boolean): void;
+  snapshot(region: string, snapshot: StoreSnapshot, holdMissing: boolean): void | Promise<void>;
   event(region: string, event: LeaseEvent): void;
   due(region: string, lapses: DueLapse[]): void;
   /** The region's status changed (readable, refilling, held, dropped). */
@@ -131,11 +131,11 @@ export class RegionFeed {
     await this.feed.stop();
   }
 
-  private applySnapshot(snapshot: StoreSnapshot): void {
+  private async applySnapshot(snapshot: StoreSnapshot): Promise<void> {
     const lost = this.epoch !== undefined && snapshot.epoch !== this.epoch;
     this.epoch = snapshot.epoch;
     if (lost) this.beginRefill();
-    this.options.sink.snapshot(this.options.region, snapshot, this.refillTimer !== undefined);
+    await this.options.sink.snapshot(this.options.region, snapshot, this.refillTimer !== undefined);
     if (this.refillEnding && !this.refillTimer) {
       this.refillEnding = false;
       this.refillUntilMs = undefined;

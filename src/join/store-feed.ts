@@ -12,8 +12,8 @@ import { PositionLostError } from '../store/types.js';
 import { Backoff, sleep, type BackoffOptions } from '../util/backoff.js';
 
 export interface StoreFeedSink {
-  /** A full read: every live lease. Keys not in it have no live lease. */
-  snapshot(snapshot: StoreSnapshot): void;
+  /** A full read: every live lease. Keys not in it have no live lease. The feed is readable once it settles. */
+  snapshot(snapshot: StoreSnapshot): void | Promise<void>;
   event(event: LeaseEvent): void;
   /** readable: the last snapshot was read and the log is being followed. */
   status(readable: boolean, reason?: string): void;
@@ -122,7 +122,9 @@ export class StoreFeed {
         if (signal.aborted) return;
         const read = performance.now();
         this.noteRead();
-        sink.snapshot(snapshot);
+        // Applied in batches (a large store yields the event loop meanwhile): readable only once all of it is.
+        await sink.snapshot(snapshot);
+        if (signal.aborted) return;
         sink.status(true);
         logger.info(
           { leases: snapshot.records.length, read_ms: Math.round(read - started), apply_ms: Math.round(performance.now() - read) },

@@ -42,7 +42,7 @@ function feedOf(options: Partial<StoreFeedOptions> & { store?: WatchedStore } = 
     logger,
     backoff: { initialMs: 10, maxMs: 40 },
     sink: {
-      snapshot: (snapshot) => snapshots.push(snapshot),
+      snapshot: (snapshot) => void snapshots.push(snapshot),
       event: () => {},
       status: (readable) => statuses.push(readable),
       due: (lapses) => due.push(lapses),

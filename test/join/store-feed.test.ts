@@ -34,7 +34,7 @@ function startFeed(options: { leaseMs?: number; backoff?: BackoffOptions; sweepI
     backoff: options.backoff ?? { initialMs: 10, maxMs: 40 },
     sweepIntervalMs: options.sweepIntervalMs ?? 10_000,
     sink: {
-      snapshot: (snapshot) => snapshots.push(snapshot),
+      snapshot: (snapshot) => void snapshots.push(snapshot),
       event: (event) => events.push(event),
       status: (readable, reason) => statuses.push(reason === undefined ? { readable } : { readable, reason }),
       due: (lapses) => due.push(lapses),
