@@ -27,13 +27,17 @@ export class TimedSse {
   /** Bytes of the response body received so far. */
   bytes = 0;
 
-  private constructor(private readonly request: http.ClientRequest) {}
+  private reading = false;
+
+  private constructor(
+    private readonly request: http.ClientRequest,
+    private readonly response: http.IncomingMessage,
+  ) {}
 
   /** Opens the stream (with extra request headers, e.g. Last-Event-ID); resolves once the response headers arrived. */
   static open(url: string, headers: Record<string, string> = {}): Promise<TimedSse> {
     return new Promise((resolve, reject) => {
       const request = http.get(url, { headers: { accept: 'text/event-stream', ...headers } });
-      const reader = new TimedSse(request);
       request.once('error', reject);
       request.once('response', (response) => {
         if (response.statusCode !== 200) {
@@ -41,16 +45,24 @@ export class TimedSse {
           response.resume();
           return;
         }
-        response.on('data', (chunk: Buffer) => reader.receive(chunk, performance.now()));
         // A closed stream after close() is expected; one before it fails the waits that depend on it.
         response.on('error', () => {});
-        resolve(reader);
+        resolve(new TimedSse(request, response));
       });
     });
   }
 
+  /**
+   * Listens from now on. The stream is read only from the first subscription: what arrived before it (a
+   * resumed stream's first frames come with its headers) waits unread for it, instead of being parsed
+   * while nobody listens.
+   */
   subscribe(listener: TimedEventListener): () => void {
     this.listeners.add(listener);
+    if (!this.reading) {
+      this.reading = true;
+      this.response.on('data', (chunk: Buffer) => this.receive(chunk, performance.now()));
+    }
     return () => void this.listeners.delete(listener);
   }
 

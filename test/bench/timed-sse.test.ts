@@ -29,6 +29,18 @@ async function serve(chunks: Buffer[]): Promise<{ url: string; headers: Promise<
 }
 
 describe('TimedSse', () => {
+  it('keeps what came with the headers for the first subscriber', async () => {
+    const { url } = await serve([Buffer.from('event: upsert\nid: 9-3\ndata: {"n":1}\n\n')]);
+    const sse = await TimedSse.open(url);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const event = await sse.next(() => true, 5000);
+      expect([event.event, event.id, event.data]).toEqual(['upsert', '9-3', { n: 1 }]);
+    } finally {
+      sse.close();
+    }
+  });
+
   it('parses events cut anywhere, with their ids and the bytes received up to each', async () => {
     const first = 'event: resync\nid: 7-1\ndata: {"pools":[1,2,3]}\n\n';
     const second = ': keep-alive\n\nevent: upsert\ndata: {"n":"é"}\n\n';
