@@ -1,0 +1,153 @@
+// The GET /pools body's encodings and entity tags in the listed view (docs/contract.md §5): a strong tag
+// per revision, filter, completeness and coding (the same bytes, the same tag), gzip and br made once per
+// revision and filter and shared by concurrent callers, and the revisions a resuming watch may name.
+import { promisify } from 'node:util';
+import { brotliDecompress, gunzip } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { poolKey } from '../../src/contract/index.js';
+import { BROTLI_QUALITY, compressBody, GZIP_LEVEL, ListedView, type Compressor } from '../../src/join/listed-view.js';
+import { pool } from './listed-pool.js';
+
+const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+
+/** A compressor that records its calls and answers when the test says. */
+function heldCompressor() {
+  const calls: { coding: string; bytes: Uint8Array; resolve: (b: Uint8Array<ArrayBuffer>) => void; reject: (e: Error) => void }[] = [];
+  const compress: Compressor = (coding, bytes) =>
+    new Promise((resolve, reject) => {
+      calls.push({ coding, bytes, resolve, reject });
+    });
+  return { calls, compress };
+}
+
+describe('ListedView: entity tags', () => {
+  it('are strong, quoted, one per coding, and stay while nothing changes', () => {
+    const view = new ListedView({ epoch: 9 });
+    const identity = view.etag(undefined, 'identity');
+    expect(identity).toMatch(/^"9-0\.[A-Za-z0-9_-]{16}"$/);
+    expect(view.etag(undefined, 'gzip')).toBe(`${identity.slice(0, -1)}+gzip"`);
+    expect(view.etag(undefined, 'br')).toBe(`${identity.slice(0, -1)}+br"`);
+    expect(view.etag(undefined, 'identity')).toBe(identity);
+    expect(view.encoded(undefined, 'identity').etag).toBe(identity);
+    expect(view.encoded(undefined, 'gzip').etag).toBe(view.etag(undefined, 'gzip'));
+  });
+
+  it('change with the revision, the filter and the completeness, and only with what changes the bytes', () => {
+    const view = new ListedView({ epoch: 9 });
+    const tags = new Set<string>();
+    const add = (tag: string) => {
+      expect(tags.has(tag)).toBe(false);
+      tags.add(tag);
+    };
+    add(view.etag(undefined, 'identity'));
+    add(view.etag('m1', 'identity'));
+    add(view.etag('m2', 'identity'));
+    view.update(poolKey(pool('a')), pool('a'));
+    add(view.etag(undefined, 'identity'));
+    // Completeness without a new revision: only the regions' reasons; the bytes change, so the tag does.
+    view.setCompleteness({ complete: false, reasons: ['x'], regions: [{ name: 'r1', complete: false, dropped: false, reason: 'one' }] });
+    const before = view.etag(undefined, 'identity');
+    add(before);
+    view.setCompleteness({ complete: false, reasons: ['x'], regions: [{ name: 'r1', complete: false, dropped: false, reason: 'two' }] });
+    const revision = view.revision;
+    const after = view.etag(undefined, 'identity');
+    add(after);
+    expect(view.revision).toBe(revision);
+    // The reasons alone are not in the body: the tag stays.
+    view.setCompleteness({ complete: false, reasons: ['y'], regions: [{ name: 'r1', complete: false, dropped: false, reason: 'two' }] });
+    expect(view.etag(undefined, 'identity')).toBe(after);
+  });
+
+  it('differ between views of different epochs at the same sequence', () => {
+    expect(new ListedView({ epoch: 1 }).etag(undefined, 'identity')).not.toBe(new ListedView({ epoch: 2 }).etag(undefined, 'identity'));
+  });
+});
+
+describe('ListedView: encodings', () => {
+  it('serves the identity bytes of body(), and compresses them once per revision, filter and coding', async () => {
+    const held = heldCompressor();
+    const view = new ListedView({ epoch: 3, compress: held.compress });
+    view.update(poolKey(pool('a')), pool('a'));
+    expect(await view.encoded(undefined, 'identity').bytes).toBe(view.body());
+    expect(view.compressions).toBe(0);
+
+    const first = view.encoded(undefined, 'gzip').bytes;
+    const second = view.encoded(undefined, 'gzip').bytes;
+    expect(second).toBe(first); // concurrent callers share one compression
+    expect(held.calls.map((c) => c.coding)).toEqual(['gzip']);
+    expect(held.calls[0]!.bytes).toBe(view.body());
+    held.calls[0]!.resolve(new Uint8Array([1, 2]));
+    expect([...(await first)]).toEqual([1, 2]);
+    expect([...(await view.encoded(undefined, 'gzip').bytes)]).toEqual([1, 2]);
+
+    view.encoded(undefined, 'br');
+    view.encoded('model-a', 'gzip');
+    expect(held.calls.map((c) => c.coding)).toEqual(['gzip', 'br', 'gzip']);
+    expect(text(held.calls[2]!.bytes)).toBe(text(view.body('model-a')));
+    expect(view.compressions).toBe(3);
+
+    view.update(poolKey(pool('b')), pool('b'));
+    view.encoded(undefined, 'gzip');
+    expect(held.calls).toHaveLength(4);
+    expect(JSON.parse(text(held.calls[3]!.bytes)).pools).toHaveLength(2);
+    expect(view.compressions).toBe(4);
+  });
+
+  it('compresses again after a compression failed', async () => {
+    const held = heldCompressor();
+    const view = new ListedView({ epoch: 3, compress: held.compress });
+    const failed = view.encoded(undefined, 'br').bytes;
+    held.calls[0]!.reject(new Error('zlib broke'));
+    await expect(failed).rejects.toThrow('zlib broke');
+    view.encoded(undefined, 'br');
+    expect(held.calls).toHaveLength(2);
+  });
+
+  it('a stale compression that fails does not drop the current one', async () => {
+    const held = heldCompressor();
+    const view = new ListedView({ epoch: 3, compress: held.compress });
+    const stale = view.encoded(undefined, 'br').bytes;
+    view.update(poolKey(pool('a')), pool('a'));
+    const current = view.encoded(undefined, 'br').bytes;
+    held.calls[0]!.reject(new Error('old'));
+    await expect(stale).rejects.toThrow('old');
+    expect(view.encoded(undefined, 'br').bytes).toBe(current);
+    expect(held.calls).toHaveLength(2);
+  });
+
+  it('compresses with zlib by default: gzip and br decode to the identity bytes', async () => {
+    const view = new ListedView({ epoch: 3 });
+    for (const name of ['a', 'b', 'c']) view.update(poolKey(pool(name)), pool(name));
+    const identity = Buffer.from(view.body());
+    const gz = await view.encoded(undefined, 'gzip').bytes;
+    const br = await view.encoded(undefined, 'br').bytes;
+    expect(Buffer.from(await promisify(gunzip)(gz)).equals(identity)).toBe(true);
+    expect(Buffer.from(await promisify(brotliDecompress)(br)).equals(identity)).toBe(true);
+    expect(gz[0]).toBe(0x1f); // the gzip magic
+    expect(GZIP_LEVEL).toBe(6);
+    expect(BROTLI_QUALITY).toBe(5);
+  });
+
+  it('compressBody is smaller than the input for a repetitive body at the chosen levels', async () => {
+    const input = new TextEncoder().encode(JSON.stringify(Array.from({ length: 500 }, (_, i) => pool(`p${i}`))));
+    for (const coding of ['gzip', 'br'] as const) {
+      const out = await compressBody(coding, input);
+      expect(out.byteLength * 4).toBeLessThan(input.byteLength);
+    }
+  });
+});
+
+describe('ListedView: sequenceOf', () => {
+  it('reads the sequence of its own revisions up to the current one, and nothing else', () => {
+    const view = new ListedView({ epoch: 12 });
+    view.update(poolKey(pool('a')), pool('a'));
+    view.update(poolKey(pool('b')), pool('b'));
+    expect(view.revision).toBe('12-2');
+    expect(view.sequenceOf('12-0')).toBe(0);
+    expect(view.sequenceOf('12-2')).toBe(2);
+    expect(view.sequenceOf('12-3')).toBeUndefined(); // not issued yet
+    for (const other of ['1-2', '2-2', '112-2', '12-', '12-02', '12-2x', '12-+2', '12-1e0', ' 12-2', '12-2 ', '', 'garbage', '12-99999999999999999999']) {
+      expect(view.sequenceOf(other)).toBeUndefined();
+    }
+  });
+});
