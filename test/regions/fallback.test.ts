@@ -5,18 +5,13 @@ import { describe, expect, it } from 'vitest';
 import { startRelay, type HeartbeatOutcome } from '../../src/relay/index.js';
 import { silentLogger } from '../support/logs.js';
 import { eventually, throughout, waitFor } from '../support/wait.js';
-import { DUE_GRACE_MS, LEASE_MS, leaseRegionsByName, poolOf, regionsFile, startReplica, useCleanup, useRegionServers } from './support.js';
+import { A, B, DUE_GRACE_MS, LEASE_MS, leaseRegionsByName, poolOf, regionsFile, useRegions } from './support.js';
 
-const A = 'eu-west-1';
-const B = 'us-east-1';
-const servers = useRegionServers([A, B]);
-const track = useCleanup();
+const { servers, track, startReplicas } = useRegions([A, B]);
 
 describe('regions: relay fallback to another region', () => {
   it("keeps the pool listed on B when A's replica dies, its lease now in region B", async () => {
-    const file = regionsFile(servers);
-    const onA = track(await startReplica({ region: A, regions: file }));
-    const onB = track(await startReplica({ region: B, regions: file }));
+    const [onA, onB] = await startReplicas(regionsFile(servers), [A, B]);
     const beats: HeartbeatOutcome[] = [];
     const relay = track(
       startRelay({

@@ -6,30 +6,13 @@ import { describe, expect, it } from 'vitest';
 import { startRelay } from '../../src/relay/index.js';
 import { postJson } from '../support/http.js';
 import { eventually, throughout } from '../support/wait.js';
-import {
-  COMMAND_TIMEOUT_MS,
-  entryOf,
-  HOLD_MS,
-  keepRegistered,
-  leaseRegionsByName,
-  names,
-  poolOf,
-  regionsFile,
-  startReplica,
-  useCleanup,
-  useRegionServers,
-} from './support.js';
+import { A, B, COMMAND_TIMEOUT_MS, entryOf, HOLD_MS, keepRegistered, leaseRegionsByName, names, poolOf, regionsFile, useRegions } from './support.js';
 
-const A = 'eu-west-1';
-const B = 'us-east-1';
-const servers = useRegionServers([A, B]);
-const track = useCleanup();
+const { servers, track, startReplicas } = useRegions([A, B]);
 
 describe("regions: the home region's Redis is down", () => {
   it('answers POST /pools with 503 and keeps its view, never dropped; the other region serves its pools complete', async () => {
-    const file = regionsFile(servers);
-    const onA = track(await startReplica({ region: A, regions: file }));
-    const onB = track(await startReplica({ region: B, regions: file }));
+    const [onA, onB] = await startReplicas(regionsFile(servers), [A, B]);
     track(await keepRegistered(onA.url, poolOf(A, 'a1')));
     track(await keepRegistered(onB.url, poolOf(B, 'b1')));
     // A PoolRelay of region A with B's replica as its fallback.

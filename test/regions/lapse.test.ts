@@ -4,31 +4,14 @@
 import { describe, expect, it } from 'vitest';
 import { createStoreKeys } from '../../src/store/redis/keys.js';
 import { throughout, waitFor } from '../support/wait.js';
-import {
-  entryOf,
-  holdsPool,
-  inspectRedis,
-  keepRegistered,
-  LEASE_MS,
-  names,
-  poolOf,
-  regionsFile,
-  startReplica,
-  useCleanup,
-  useRegionServers,
-} from './support.js';
+import { A, B, entryOf, holdsPool, inspectRedis, keepRegistered, LEASE_MS, names, poolOf, regionsFile, useRegions } from './support.js';
 
-const A = 'eu-west-1';
-const B = 'us-east-1';
-const servers = useRegionServers([A, B]);
-const track = useCleanup();
+const { servers, track, startReplicas } = useRegions([A, B]);
 
 describe('regions: a region nobody sweeps', () => {
   it("lapses A's pools on B within lease + 2 s once every replica of A has stopped", async () => {
     const file = regionsFile(servers);
-    const onA = await startReplica({ region: A, regions: file });
-    track(onA);
-    const onB = track(await startReplica({ region: B, regions: file }));
+    const [onA, onB] = await startReplicas(file, [A, B]);
     const a1 = poolOf(A, 'a1');
     track(await keepRegistered(onA.url, a1));
     track(await keepRegistered(onA.url, poolOf(A, 'a2')));

@@ -4,13 +4,11 @@
 // `complete: true` lists all of them, each with its lease region.
 import { describe, expect, it } from 'vitest';
 import type { PoolList } from '../../src/contract/index.js';
-import { startTcpProxy } from '../support/tcp-proxy.js';
 import { waitFor } from '../support/wait.js';
-import { keepRegistered, leaseRegionsByName, listPools, openWatch, poolOf, regionsFile, startReplica, useCleanup, useRegionServers, via } from './support.js';
+import { keepRegistered, leaseRegionsByName, listPools, openWatch, poolOf, regionsFile, useRegions, via } from './support.js';
 
 const REGIONS = ['ap-south-1', 'eu-west-1', 'us-east-1'] as const;
-const servers = useRegionServers(REGIONS);
-const track = useCleanup();
+const { servers, track, startReplicas, proxyTo } = useRegions(REGIONS);
 /** One region is far from the new replica: every chunk delayed, each way, under a longer command timeout. */
 const FAR_DELAY_MS = 100;
 const FAR_TIMEOUT_MS = 1000;
@@ -19,23 +17,21 @@ describe('regions: a replica that starts after pools exist', () => {
   it('lists every region’s pools in its first complete reply', async () => {
     const file = regionsFile(servers);
     const expected: Record<string, string[]> = {};
-    for (const region of REGIONS) {
-      const replica = track(await startReplica({ region, regions: file }));
-      for (const name of [`${region}-p1`, `${region}-p2`]) {
-        track(await keepRegistered(replica.url, poolOf(region, name)));
-        expected[name] = [region];
+    for (const replica of await startReplicas(file, REGIONS)) {
+      for (const name of [`${replica.region}-p1`, `${replica.region}-p2`]) {
+        track(await keepRegistered(replica.url, poolOf(replica.region, name)));
+        expected[name] = [replica.region];
       }
     }
 
     // The newcomer: a second replica of eu-west-1, far from us-east-1 (a slow path: it listens before it
     // has read that region). Its first replies are read as soon as it listens.
-    const proxy = await startTcpProxy({ target: { host: '127.0.0.1', port: servers.get('us-east-1')!.port } });
-    track({ stop: () => proxy.close() });
+    const proxy = await proxyTo('us-east-1');
     proxy.setDelay(FAR_DELAY_MS);
-    const far = via(file, { 'us-east-1': `redis://127.0.0.1:${proxy.port}` }).map((r) =>
+    const far = via(file, { 'us-east-1': proxy.url }).map((r) =>
       r.name === 'us-east-1' ? { ...r, commandTimeoutMs: FAR_TIMEOUT_MS } : r,
     );
-    const fresh = track(await startReplica({ region: 'eu-west-1', regions: far }));
+    const [fresh] = await startReplicas(far, ['eu-west-1']);
     const [watch, firstList] = await Promise.all([openWatch(fresh.url), listPools(fresh.url)]);
     track(watch);
     const replies: PoolList[] = [firstList];

@@ -6,9 +6,11 @@
 // reaches back (A's stream deleted while cut), from a snapshot.
 import { describe, expect, it } from 'vitest';
 import { createStoreKeys } from '../../src/store/redis/keys.js';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import type { TcpProxy } from '../support/tcp-proxy.js';
 import { eventually, throughout, waitFor } from '../support/wait.js';
 import {
+  A,
+  B,
   COMMAND_TIMEOUT_MS,
   entryOf,
   HOLD_MS,
@@ -19,27 +21,18 @@ import {
   openWatch,
   poolOf,
   regionsFile,
-  startReplica,
-  useCleanup,
-  useRegionServers,
-  via,
+  useRegions,
   type Replica,
 } from './support.js';
 
-const A = 'eu-west-1';
-const B = 'us-east-1';
 const C = 'ap-south-1';
-const servers = useRegionServers([A, B, C]);
-const track = useCleanup();
+const { servers, track, startReplicas, proxyTo } = useRegions([A, B, C]);
 
 /** A replica per region; B reads A through the proxy, everyone else reads directly. */
 async function startWorld() {
   const file = regionsFile(servers);
-  const proxy: TcpProxy = await startTcpProxy({ target: { host: '127.0.0.1', port: servers.get(A)!.port } });
-  track({ stop: () => proxy.close() });
-  const onA = track(await startReplica({ region: A, regions: file }));
-  const onB = track(await startReplica({ region: B, regions: via(file, { [A]: `redis://127.0.0.1:${proxy.port}` }) }));
-  const onC = track(await startReplica({ region: C, regions: file }));
+  const proxy = await proxyTo(A);
+  const [onA, onB, onC] = await startReplicas(file, [A, B, C], { [B]: { [A]: proxy.url } });
   return { file, proxy, onA, onB, onC };
 }
 

@@ -6,13 +6,10 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
 import { eventually, waitFor } from '../support/wait.js';
-import { entryOf, keepRegistered, names, poolOf, regionsFile, startReplica, useCleanup, useRegionServers, via } from './support.js';
+import { A, B, entryOf, keepRegistered, names, poolOf, regionsFile, useRegions } from './support.js';
 
-const A = 'eu-west-1';
-const B = 'us-east-1';
 // A's master starts a full sync at once (Redis 7.0 waits 5 s for more replicas by default).
-const servers = useRegionServers([A, B], (name) => (name === A ? ['--repl-diskless-sync-delay', '0'] : []));
-const track = useCleanup();
+const { servers, track, startReplicas } = useRegions([A, B], (name) => (name === A ? ['--repl-diskless-sync-delay', '0'] : []));
 
 let readReplica: PrivateRedis;
 let onReadReplica: Redis;
@@ -34,9 +31,7 @@ async function readonlyRefusals(): Promise<number> {
 
 describe('regions: a region read through a read-only replica of its Redis', () => {
   it('follows new pools, changes and lapses through the replica, which never refuses a command', async () => {
-    const file = regionsFile(servers);
-    const onA = track(await startReplica({ region: A, regions: file }));
-    const onB = track(await startReplica({ region: B, regions: via(file, { [A]: readReplica.url }) }));
+    const [onA, onB] = await startReplicas(regionsFile(servers), [A, B], { [B]: { [A]: readReplica.url } });
     track(await keepRegistered(onB.url, poolOf(B, 'b1')));
 
     const a1 = track(await keepRegistered(onA.url, poolOf(A, 'a1', { model: 'model-1' })));

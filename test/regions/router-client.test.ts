@@ -5,22 +5,15 @@
 import { describe, expect, it } from 'vitest';
 import { PoolMap, watchPools, type PoolChange } from '../../src/client/index.js';
 import type { PoolList } from '../../src/contract/index.js';
-import { startTcpProxy } from '../support/tcp-proxy.js';
 import { repeatEvery, waitFor } from '../support/wait.js';
-import { entryOf, keepRegistered, listPools, poolOf, regionsFile, startReplica, useCleanup, useRegionServers, via } from './support.js';
+import { A, B, entryOf, keepRegistered, listPools, poolOf, regionsFile, useRegions } from './support.js';
 
-const A = 'eu-west-1';
-const B = 'us-east-1';
-const servers = useRegionServers([A, B]);
-const track = useCleanup();
+const { servers, track, startReplicas, proxyTo } = useRegions([A, B]);
 
 describe('regions: the router client with a dropped region', () => {
   it("removes A's pools from a poller's view once A is dropped, though the list is incomplete, as a watcher does", async () => {
-    const file = regionsFile(servers);
-    const proxy = await startTcpProxy({ target: { host: '127.0.0.1', port: servers.get(A)!.port } });
-    track({ stop: () => proxy.close() });
-    const onA = track(await startReplica({ region: A, regions: file }));
-    const onB = track(await startReplica({ region: B, regions: via(file, { [A]: `redis://127.0.0.1:${proxy.port}` }) }));
+    const proxy = await proxyTo(A);
+    const [onA, onB] = await startReplicas(regionsFile(servers), [A, B], { [B]: { [A]: proxy.url } });
     for (const name of ['a1', 'a2']) track(await keepRegistered(onA.url, poolOf(A, name)));
     track(await keepRegistered(onB.url, poolOf(B, 'b1')));
     await waitFor(async () => (await onB.list()).pools.length === 3, { timeoutMs: 10_000, message: 'three pools on B' });

@@ -11,6 +11,7 @@ import { startServe } from '../../src/service/start.js';
 import { createStoreKeys } from '../../src/store/redis/keys.js';
 import { postJson } from '../support/http.js';
 import { SseReader } from '../support/sse.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { captureLogs, type CapturedLogs } from '../support/logs.js';
 import { randomPrefix, startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
 import { registration } from '../support/registration.js';
@@ -52,6 +53,45 @@ export function useRegionServers(names: readonly string[], args: (name: string) 
     await Promise.all([...servers.values()].map((server) => server.stop()));
   });
   return servers;
+}
+
+/** The two regions most of these tests use. */
+export const A = 'eu-west-1';
+export const B = 'us-east-1';
+
+/**
+ * A test file's regions: a redis-server per region name (`useRegionServers`), the things each test starts
+ * stopped after it (`track`, `useCleanup`), and starters that track what they start.
+ */
+export function useRegions(names: readonly string[], args?: (name: string) => string[]) {
+  const servers = useRegionServers(names, args);
+  const track = useCleanup();
+  return {
+    servers,
+    track,
+    /**
+     * A replica of each of `regions`, started in that order, all on `file`, except that `reads[region]`
+     * gives that replica other URLs for some regions (a proxy, a read replica; see `via`).
+     */
+    async startReplicas<const R extends readonly string[]>(
+      file: readonly RegionConfig[],
+      regions: R,
+      reads: Record<string, Record<string, string>> = {},
+    ): Promise<{ [I in keyof R]: Replica }> {
+      const replicas: Replica[] = [];
+      for (const region of regions) {
+        const regionsOfReplica = reads[region] === undefined ? file : via(file, reads[region]);
+        replicas.push(track(await startReplica({ region, regions: regionsOfReplica })));
+      }
+      return replicas as { [I in keyof R]: Replica };
+    },
+    /** A TCP proxy in front of a region's redis-server, closed after the test; `url` reaches Redis through it. */
+    async proxyTo(region: string): Promise<TcpProxy & { url: string }> {
+      const proxy = await startTcpProxy({ target: { host: '127.0.0.1', port: servers.get(region)!.port } });
+      track({ stop: () => proxy.close() });
+      return Object.assign(proxy, { url: `redis://127.0.0.1:${proxy.port}` });
+    },
+  };
 }
 
 /** The regions file as every replica reads it: each region on its own server with a new prefix. */

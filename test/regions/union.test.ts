@@ -6,30 +6,16 @@
 import { describe, expect, it } from 'vitest';
 import type { PoolList } from '../../src/contract/index.js';
 import { eventually, throughout } from '../support/wait.js';
-import {
-  holdsPool,
-  inspectRedis,
-  keepRegistered,
-  keysUnder,
-  leaseRegionsByName,
-  names,
-  poolOf,
-  regionsFile,
-  startReplica,
-  useCleanup,
-  useRegionServers,
-  type Replica,
-} from './support.js';
+import { holdsPool, inspectRedis, keepRegistered, keysUnder, leaseRegionsByName, names, poolOf, regionsFile, useRegions, type Replica } from './support.js';
 
 const REGIONS = ['ap-south-1', 'eu-west-1', 'us-east-1'] as const;
-const servers = useRegionServers(REGIONS);
-const track = useCleanup();
+const { servers, track, startReplicas } = useRegions(REGIONS);
 
 /** A replica per region, all on one regions file. */
 async function startWorld() {
   const file = regionsFile(servers);
-  const replicas: Record<string, Replica> = {};
-  for (const region of REGIONS) replicas[region] = track(await startReplica({ region, regions: file }));
+  const started = await startReplicas(file, REGIONS);
+  const replicas: Record<string, Replica> = Object.fromEntries(REGIONS.map((region, i) => [region, started[i]!]));
   return { file, replicas };
 }
 
@@ -111,7 +97,7 @@ describe('regions: the union on every replica', () => {
     await inUs.change({ ...moved, model: 'model-third' });
     await eventually(() => agreed('model-third'), { timeoutMs: 10_000 });
     // A replica that starts now learns both leases from snapshots, not from the log, and answers the same.
-    replicas.late = track(await startReplica({ region: 'ap-south-1', regions: file }));
+    [replicas.late] = await startReplicas(file, ['ap-south-1']);
     await eventually(() => agreed('model-third'), { timeoutMs: 10_000 });
     // Renewals of the other region's older content change nothing, on any replica.
     await throughout(3 * 300, 100, () => agreed('model-third'));

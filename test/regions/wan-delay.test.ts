@@ -3,26 +3,19 @@
 // than the path can carry it, and it does arrive (how soon, one way later as a push, is measured by the
 // regions benchmark, not asserted in a timed test). Replicas never talk to each other.
 import { describe, expect, it } from 'vitest';
-import { startTcpProxy } from '../support/tcp-proxy.js';
 import { waitFor } from '../support/wait.js';
-import { keepRegistered, names, poolOf, regionsFile, startReplica, useCleanup, useRegionServers, via } from './support.js';
+import { A, B, keepRegistered, names, poolOf, regionsFile, useRegions } from './support.js';
 
-const A = 'eu-west-1';
-const B = 'us-east-1';
 const DELAY_MS = 300;
 /** Above the delayed round trip (2 × 300 ms): a slow path is not a cut one. */
 const WAN_TIMEOUT_MS = 1500;
 
-const servers = useRegionServers([A, B]);
-const track = useCleanup();
+const { servers, track, startReplicas, proxyTo } = useRegions([A, B]);
 
 describe('regions: a change crosses only through Redis', () => {
   it("shows A's new pool on B no sooner than the delayed path delivers it, and it arrives", async () => {
-    const file = regionsFile(servers, WAN_TIMEOUT_MS);
-    const proxy = await startTcpProxy({ target: { host: '127.0.0.1', port: servers.get(A)!.port } });
-    track({ stop: () => proxy.close() });
-    const onA = track(await startReplica({ region: A, regions: file }));
-    const onB = track(await startReplica({ region: B, regions: via(file, { [A]: `redis://127.0.0.1:${proxy.port}` }) }));
+    const proxy = await proxyTo(A);
+    const [onA, onB] = await startReplicas(regionsFile(servers, WAN_TIMEOUT_MS), [A, B], { [B]: { [A]: proxy.url } });
     await waitFor(async () => (await onB.list()).complete, { timeoutMs: 10_000, message: 'B complete' });
 
     proxy.setDelay(DELAY_MS);
