@@ -21,9 +21,10 @@ export type TimedEventListener = (event: TimedEvent) => void;
 export class TimedSse {
   private readonly listeners = new Set<TimedEventListener>();
   private readonly decoder = new StringDecoder('utf8');
-  private buffer = '';
-  /** Where the search for the next event's end goes on (what is before it holds no blank line). */
-  private scanned = 0;
+  /** What arrived since the last event's end, in pieces: joined only once an event's end is in them. */
+  private pending: string[] = [];
+  /** The last character of what is pending (a blank line may straddle two chunks). */
+  private lastChar = '';
   /** Bytes of the response body received so far. */
   bytes = 0;
 
@@ -88,17 +89,23 @@ export class TimedSse {
 
   private receive(chunk: Buffer, at: number): void {
     this.bytes += chunk.length;
-    this.buffer += this.decoder.write(chunk);
+    const text = this.decoder.write(chunk);
+    if (text === '') return;
+    this.pending.push(text);
+    // A multi-MiB resync arrives in many chunks: each is searched once, and the pieces are joined once.
+    const ends = (this.lastChar + text).includes('\n\n');
+    this.lastChar = text[text.length - 1]!;
+    if (!ends) return;
+    let buffer = this.pending.join('');
     let end: number;
-    // A multi-MiB resync arrives in many chunks: each is searched once, not the whole buffer again.
-    while ((end = this.buffer.indexOf('\n\n', this.scanned)) >= 0) {
-      const block = this.buffer.slice(0, end);
-      this.buffer = this.buffer.slice(end + 2);
-      this.scanned = 0;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
       const parsed = parseBlock(block);
       if (parsed) for (const listener of [...this.listeners]) listener({ ...parsed, at, bytes: this.bytes });
     }
-    this.scanned = Math.max(0, this.buffer.length - 1);
+    this.pending = buffer === '' ? [] : [buffer];
+    this.lastChar = buffer === '' ? '' : buffer[buffer.length - 1]!;
   }
 }
 
