@@ -10,7 +10,7 @@ export const MAX_BODY_BYTES = 64 * 1024;
 // A DNS-1123 subdomain is dot-separated DNS-1123 labels (a label alone is a subdomain too):
 // lower-case alphanumerics and '-', each label starting and ending alphanumeric, ≤ 63 chars.
 const DNS1123_LABEL = '[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?';
-const DNS1123_SUBDOMAIN = new RegExp(`^${DNS1123_LABEL}(\\.${DNS1123_LABEL})*$`);
+export const DNS1123_SUBDOMAIN = new RegExp(`^${DNS1123_LABEL}(\\.${DNS1123_LABEL})*$`);
 
 /** A pool key part: cluster id, namespace or name. */
 export const dnsName = z

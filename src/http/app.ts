@@ -45,7 +45,10 @@ export interface AppDeps {
 
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
-  app.use(accessGuard({ ...deps.auth, onWriteRefused: () => deps.onHeartbeat?.('unauthorized') }));
+  // Without tokens every route is open: no guard runs (it would only pass each request on).
+  if (deps.auth?.write || deps.auth?.read) {
+    app.use(accessGuard({ ...deps.auth, onWriteRefused: () => deps.onHeartbeat?.('unauthorized') }));
+  }
   app.route(
     '/',
     poolsRoutes({

@@ -2,7 +2,8 @@
 // JSON, fields; only a request that passes every check reaches the store, so a refusal changes nothing.
 import type { Context } from 'hono';
 import type { Logger } from 'pino';
-import { describeIssue, poolKey, registrationSchema, type HeartbeatReply } from '../contract/index.js';
+import { describeIssue, poolKey, readRegistration, registrationSchema, type HeartbeatReply, type Registration } from '../contract/index.js';
+import { canonicalJson } from '../store/canonical-json.js';
 import { StoreUnavailableError, type RegistrationStore } from '../store/types.js';
 import { ApiError } from './errors.js';
 
@@ -20,9 +21,13 @@ export interface HeartbeatDeps {
  */
 function isJsonType(contentType: string | undefined): boolean {
   if (!contentType) return false;
+  // What every PoolRelay sends, without splitting the header.
+  if (contentType === 'application/json') return true;
   const type = contentType.split(';')[0]!.trim().toLowerCase();
-  return type === 'application/json' || /^application\/[\w.+-]+\+json$/.test(type) || type === 'application/x-www-form-urlencoded';
+  return type === 'application/json' || JSON_SUFFIX_TYPE.test(type) || type === 'application/x-www-form-urlencoded';
 }
+
+const JSON_SUFFIX_TYPE = /^application\/[\w.+-]+\+json$/;
 
 /** The client left before its body was complete: the read of the body failed, or the request was aborted. */
 export function clientLeft(c: Context, error: unknown): boolean {
@@ -58,14 +63,25 @@ export function heartbeatHandler(deps: HeartbeatDeps) {
       deps.onOutcome?.('invalid');
       throw new ApiError(400, 'invalid_json', `the body is not valid JSON: ${(error as Error).message}`);
     }
-    const parsed = registrationSchema.safeParse(body);
-    if (!parsed.success) {
-      deps.onOutcome?.('invalid');
-      const { code, field, message } = describeIssue(parsed.error.issues);
-      throw new ApiError(400, code, message, field);
+    // One walk checks a valid body and writes its canonical JSON; any other body goes to the schema,
+    // which names the field and the rule (registration-reader.ts).
+    let registration: Registration;
+    let json: string;
+    const read = readRegistration(body);
+    if (read) {
+      ({ registration, json } = read);
+    } else {
+      const parsed = registrationSchema.safeParse(body);
+      if (!parsed.success) {
+        deps.onOutcome?.('invalid');
+        const { code, field, message } = describeIssue(parsed.error.issues);
+        throw new ApiError(400, code, message, field);
+      }
+      registration = parsed.data;
+      json = canonicalJson(registration);
     }
     try {
-      await deps.store.heartbeat(parsed.data);
+      await deps.store.heartbeat(registration, json);
     } catch (error) {
       if (error instanceof StoreUnavailableError) {
         deps.onOutcome?.('unavailable');
@@ -75,7 +91,7 @@ export function heartbeatHandler(deps: HeartbeatDeps) {
     }
     deps.onOutcome?.('ok');
     const reply: HeartbeatReply = {
-      pool: poolKey(parsed.data),
+      pool: poolKey(registration),
       lease_ms: deps.leaseMs,
       heartbeat_interval_ms: deps.heartbeatIntervalMs,
     };

@@ -3,7 +3,7 @@
 //   GET  /pools          the listed pools (?model=): an ETag per revision, filter and coding, 304 while
 //                        If-None-Match holds it, gzip or br from the view's cache (never compressed per request)
 //   GET  /pools/watch    the same, as Server-Sent Events
-import { Hono, type MiddlewareHandler } from 'hono';
+import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { MAX_BODY_BYTES } from '../contract/index.js';
 import type { Logger } from 'pino';
@@ -44,28 +44,36 @@ export function poolsRoutes(deps: PoolsRoutesDeps): Hono {
   deps.onWatchHub?.(hub);
   if (deps.shutdown?.aborted) hub.close();
   else deps.shutdown?.addEventListener('abort', () => hub.close(), { once: true });
-  const app = new Hono();
-  // A body read that fails because the client left (wherever it is read: the chunked counter, the
-  // handler) is answered quietly; every other error goes on to the app's renderer.
-  app.onError((error, c) => {
-    if (c.req.method === 'POST' && clientLeft(c, error)) {
-      const quiet = bodyAborted(deps, c, error);
-      return c.json(quiet.body(), quiet.status);
-    }
-    throw error;
-  });
   // Hono's bodyLimit reads the raw web stream, which makes @hono/node-server build a full Request for every
   // POST (measured: about half a heartbeat's CPU). A body with a Content-Length is framed by Node's HTTP
   // parser to exactly that length, so checking the header is enough; only chunked bodies are counted.
   const countChunked = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge });
-  const limitBody: MiddlewareHandler = async (c, next) => {
-    const length = c.req.header('content-length');
-    if (length === undefined || c.req.header('transfer-encoding') !== undefined) return countChunked(c, next);
-    if (Number(length) > MAX_BODY_BYTES) tooLarge();
-    await next();
+  const heartbeat = heartbeatHandler(deps);
+  // One handler, not a middleware and a handler under a sub-app error handler: Hono wraps every route of a
+  // sub-app that has its own onError in one more dispatch, on every heartbeat.
+  const postPools = async (c: Context): Promise<Response> => {
+    try {
+      const length = c.req.header('content-length');
+      if (length === undefined || c.req.header('transfer-encoding') !== undefined) {
+        let response: Response | undefined;
+        const refused = await countChunked(c, async () => {
+          response = await heartbeat(c);
+        });
+        return response ?? refused ?? c.res;
+      }
+      if (Number(length) > MAX_BODY_BYTES) tooLarge();
+      return await heartbeat(c);
+    } catch (error) {
+      // A body read that fails because the client left (wherever it is read: the chunked counter, the
+      // handler) is answered quietly; every other error goes on to the app's renderer.
+      if (!clientLeft(c, error)) throw error;
+      const quiet = bodyAborted(deps, c, error);
+      return c.json(quiet.body(), quiet.status);
+    }
   };
+  const app = new Hono();
   return app
-    .post('/pools', limitBody, heartbeatHandler(deps))
+    .post('/pools', postPools)
     .get('/pools', async (c) => {
       const model = c.req.query('model');
       const coding = negotiateEncoding(c.req.header('accept-encoding'));

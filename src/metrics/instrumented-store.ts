@@ -31,8 +31,8 @@ export function instrumentStore(options: InstrumentedStoreOptions): Registration
     get forgetsOnRestart() {
       return store.forgetsOnRestart;
     },
-    heartbeat: async (registration) => {
-      const result = await timed('heartbeat', () => store.heartbeat(registration));
+    heartbeat: async (registration, canonical) => {
+      const result = await timed('heartbeat', () => store.heartbeat(registration, canonical));
       onHeartbeat?.(result);
       return result;
     },

@@ -47,11 +47,11 @@ class MemoryStore implements RegistrationStore {
     this.log = new MemoryChangeLog({ cap: options.changeLogCap ?? DEFAULT_CHANGE_LOG_CAP });
   }
 
-  async heartbeat(registration: Registration): Promise<HeartbeatResult> {
+  async heartbeat(registration: Registration, canonical?: string): Promise<HeartbeatResult> {
     this.assertOpen();
     const key = poolKey(registration);
     const nowMs = this.now();
-    const content = canonicalJson(registration);
+    const content = canonical ?? canonicalJson(registration);
     let held = this.leases.get(key);
     if (held && held.record.deadlineMs <= nowMs) {
       // Due but not swept yet: the log must still say it lapsed before it says it is back.

@@ -107,8 +107,12 @@ export interface StoreStats {
 
 /** The home region's store: a LeaseReader that also takes heartbeats and sweeps. */
 export interface RegistrationStore extends LeaseReader {
-  /** Renew (or create) the pool's lease. Throws StoreUnavailableError when the store cannot answer in time. */
-  heartbeat(registration: Registration): Promise<HeartbeatResult>;
+  /**
+   * Renew (or create) the pool's lease. `canonical` is canonicalJson(registration) when the caller already
+   * wrote it (the heartbeat route does, as it validates); without it the store writes it. Throws
+   * StoreUnavailableError when the store cannot answer in time.
+   */
+  heartbeat(registration: Registration, canonical?: string): Promise<HeartbeatResult>;
   /** Lapse every lease whose deadline passed on the store's clock; each lapse is logged once. Returns how many. */
   sweep(): Promise<number>;
 }

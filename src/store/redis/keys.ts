@@ -29,6 +29,7 @@ export function createStoreKeys(prefix: string): StoreKeys {
 }
 
 const RESERVED_RUN = /[^A-Za-z0-9._-]+/g;
+const DNS_POOL_KEY = /^[A-Za-z0-9._/-]*$/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const encoder = new TextEncoder();
 const strictDecoder = new TextDecoder('utf-8', { fatal: true });
@@ -40,6 +41,8 @@ const strictDecoder = new TextDecoder('utf-8', { fatal: true });
  * them could otherwise collapse into one Redis key.
  */
 export function escapeKeyPart(part: string): string {
+  // A pool key of DNS-1123 names (every valid registration's) holds no other reserved character than '/'.
+  if (DNS_POOL_KEY.test(part)) return part.replaceAll('/', '%2F');
   if (LONE_SURROGATE.test(part)) throw new RangeError(`pool key is not well-formed Unicode: ${JSON.stringify(part)}`);
   // One pass over the runs that need encoding (a heartbeat's key is mostly unreserved characters).
   return part.replace(RESERVED_RUN, (run) => {

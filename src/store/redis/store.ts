@@ -64,7 +64,7 @@ class RedisStore implements RegistrationStore {
     this.reader = new RedisLeaseReader(this.session, 'create');
   }
 
-  async heartbeat(registration: Registration): Promise<HeartbeatResult> {
+  async heartbeat(registration: Registration, canonical?: string): Promise<HeartbeatResult> {
     const key = poolKey(registration);
     const { runner, keys, client } = this.session;
     const [changed] = await runner.run('heartbeat', () =>
@@ -73,7 +73,7 @@ class RedisStore implements RegistrationStore {
         keys.deadlines,
         keys.changes,
         key,
-        canonicalJson(registration),
+        canonical ?? canonicalJson(registration),
         this.leaseMs,
         this.changeLogCap,
       ),
