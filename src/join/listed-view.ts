@@ -276,8 +276,9 @@ export class ListedView {
 
   private changed(event: WatchEvent): void {
     if (this.batchDepth > 0) {
+      // The revision moves when the batch ends; until then the body (and its tag) stays the one of this
+      // revision, so a GET /pools served between two batches of a snapshot costs no new serialization.
       this.batchDirty = true;
-      this.bodyCache.clear();
       return;
     }
     this.bump();

@@ -60,3 +60,26 @@ describe('ListedView.batchAsync', () => {
     expect(events).toEqual([{ kind: 'resync', data: expect.objectContaining({ revision: '1-0', pools: [] }) }]);
   });
 });
+
+describe('ListedView.batchAsync: the body', () => {
+  it('stays the body of the revision until the batch ends, then holds every change', async () => {
+    const view = new ListedView({ epoch: 3 });
+    view.update(keyOf('a'), pool('a'));
+    const before = view.body();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const applied = view.batchAsync(async () => {
+      view.update(keyOf('b'), pool('b'));
+      await held;
+      view.update(keyOf('c'), pool('c'));
+    });
+    await nextTurn();
+    expect(view.body()).toBe(before);
+    expect(view.etag(undefined, 'identity')).toBe(view.etag(undefined, 'identity'));
+    release();
+    await applied;
+    const after = JSON.parse(new TextDecoder().decode(view.body())) as { revision: string; pools: Array<{ name: string }> };
+    expect(after.revision).toBe('3-2');
+    expect(after.pools.map((p) => p.name)).toEqual(['a', 'b', 'c']);
+  });
+});
