@@ -127,7 +127,9 @@ export function targetRows(run: BenchRun): TargetRow[] {
         etcd((figure) => {
           const put = figure('etcd.put_watch_p99');
           if (!put) return NOT_MEASURED;
-          return `put → watch event p99 ${formatFigure(put)}${hop ? ` (${times(put.value / hop.value)} one hop)` : ''}`;
+          const hops = hop ? `, ${times(put.value / hop.value)} one hop` : '';
+          const ours = p99 ? `; poolscope ${times(p99.value / put.value)} etcd's` : '';
+          return `put → watch event p99 ${formatFigure(put)}${hops}${ours}`;
         }),
       ),
     );
@@ -148,7 +150,8 @@ export function targetRows(run: BenchRun): TargetRow[] {
           const etcdMax = figure('etcd.lapse_max');
           const etcdP99 = figure('etcd.lapse_p99');
           if (!etcdMax || !etcdP99) return NOT_MEASURED;
-          return `lease expiry → DELETE: max ${formatFigure(etcdMax)}, p99 ${formatFigure(etcdP99)} (expired leases looked for every 500 ms)`;
+          const ours = max && p99 ? `; poolscope max ${times(max.value / etcdMax.value)}, p99 ${times(p99.value / etcdP99.value)} etcd's` : '';
+          return `lease expiry → DELETE: max ${formatFigure(etcdMax)}, p99 ${formatFigure(etcdP99)} (expired leases looked for every 500 ms)${ours}`;
         }),
       ),
     );

@@ -35,6 +35,7 @@ describe('targets table', () => {
     expect(met.result).toBe('met');
     expect(met.now).toContain('2.00 ×');
     expect(met.etcd).toContain('0.50 × one hop');
+    expect(met.etcd).toContain('poolscope 4.00 × etcd');
     expect(rowOf(runOf([convergence(8.1), etcd]), 'POST on A').result).toBe('NOT met');
   });
 
@@ -44,6 +45,8 @@ describe('targets table', () => {
     expect(rowOf(runOf([lapse(251, 100)]), 'lapse').result).toBe('NOT met');
     expect(rowOf(runOf([lapse(200, 151)]), 'lapse').result).toBe('NOT met');
     expect(rowOf(runOf([lapse(200, 100)]), 'lapse').etcd).toBe('not measured');
+    const etcd = part('etcd', [ms('etcd.lapse_max', 500), ms('etcd.lapse_p99', 400)]);
+    expect(rowOf(runOf([lapse(250, 100), etcd]), 'lapse').etcd).toContain('poolscope max 0.50 ×, p99 0.25 × etcd');
   });
 
   it('needs the CPU ratio within 2 × and half the HTTP limit', () => {
