@@ -8,7 +8,7 @@
 import type { AnyEventObject, AnyTransitionDefinition } from 'xstate';
 import type { PoolEvent } from '../../machines/pool.machine.js';
 
-/** A transition's cause as kept: the chart's transition taken (shared by every actor of the machine, so
+/** A transition's cause as kept: the chart's transition taken (shared by every pool of the machine, so
  * free to hold; its id and guard are read when asked), and what `describeFacts` needs of the event. Every
  * field is present, so every kept cause has one object shape. */
 export interface EventFacts {

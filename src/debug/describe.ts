@@ -1,4 +1,4 @@
-// A pool actor's context as /debug shows it: the /debug/pools shape (with its live leases by region,
+// A pool's context as /debug shows it: the /debug/pools shape (with its live leases by region,
 // docs/contract.md §7), a one-line summary for the page's list, and the full detail (that shape plus
 // causes, listing and the lease countdown) for the selected pool.
 import { chooseLease, leaseRegions, type PoolContext, type PoolTransition } from '../../machines/pool.machine.js';

@@ -1,6 +1,6 @@
 // What the /debug page follows: a summary of every pool this replica holds, the detail of the one the
 // page selected, completeness, every region's status and the fleet overview (docs/contract.md §7).
-// Changes come from XState inspection (PoolInspector), from the heartbeats this replica takes and from the
+// Changes come from the pools' steps (PoolInspector), from the heartbeats this replica takes and from the
 // join's completeness; pool changes are coalesced for `flushMs`, so a burst of events (a relist, many
 // heartbeats) costs one message per subscriber, not one per event. Regions and the overview are sent to a
 // subscriber only when they differ from what it last got.
@@ -69,11 +69,11 @@ export class DebugFeed {
     if (this.subscribers.size > 0) this.markDetail(key);
   }
 
-  /** One pool in full, or undefined when this replica holds no actor for it. */
+  /** One pool in full, or undefined when this replica does not hold it. */
   detail(key: string): DebugPoolDetail | undefined {
-    const actor = this.options.join.directory.get(key);
-    if (!actor) return undefined;
-    return detailPool(actor.getSnapshot().context, {
+    const snapshot = this.options.join.directory.snapshot(key);
+    if (!snapshot) return undefined;
+    return detailPool(snapshot.context, {
       graph: this.options.graph,
       causeOf: (entry) => this.options.inspector.causeOf(entry),
       lastHeartbeatMs: this.heartbeats.get(key),
@@ -197,8 +197,8 @@ export class DebugFeed {
     const contexts = this.options.join.directory;
     const upserted: DebugPoolSummary[] = [];
     for (const key of [...this.changedSummaries].sort()) {
-      const actor = contexts.get(key);
-      if (actor) upserted.push(summarizePool(actor.getSnapshot().context));
+      const snapshot = contexts.snapshot(key);
+      if (snapshot) upserted.push(summarizePool(snapshot.context));
     }
     const removed = [...this.removed].sort();
     const details = new Map<string, DebugPoolDetail | null>();

@@ -1,5 +1,5 @@
-// The /debug fleet overview: pools by region and state, and the same by model, counted from the pool
-// actors' contexts. A pool is counted once in every region holding a live lease for it (a PoolRelay that
+// The /debug fleet overview: pools by region and state, and the same by model, counted from the
+// pools' contexts. A pool is counted once in every region holding a live lease for it (a PoolRelay that
 // failed over shows in both regions while both leases live, docs/contract.md §7), and once in the
 // no-lease row when it holds none (unregistered, lapsed). Without regions there is one row, region '',
 // counting every pool. A pure function of its input: the feed calls it when a pool changed.

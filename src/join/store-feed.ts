@@ -1,5 +1,5 @@
-// Follows one store: a full snapshot, then the change log from the snapshot's position, into the pool
-// actors. Re-reads a snapshot when the log no longer reaches back (PositionLostError) and, after any
+// Follows one store: a full snapshot, then the change log from the snapshot's position, into the
+// pools. Re-reads a snapshot when the log no longer reaches back (PositionLostError) and, after any
 // other failure, once a backoff has passed (0.25 s doubling to 2 s, jittered) or as soon as the store
 // answers any command again, whichever comes first; meanwhile the view stays as it was, marked incomplete
 // (self-preservation: an outage of the store is not an outage of the pools, so nothing lapses locally).
