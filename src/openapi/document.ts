@@ -103,8 +103,25 @@ export function openApiDocument(options: OpenApiOptions): JsonObject {
         get: {
           operationId: 'listPools',
           summary: 'The listed pools (live and frontendless)',
-          parameters: [{ name: 'model', in: 'query', required: false, schema: { type: 'string' } }],
-          responses: { '200': json(ref('PoolList'), 'complete: false means pools may be missing (keep the ones you know)') },
+          parameters: [
+            { name: 'model', in: 'query', required: false, schema: { type: 'string' } },
+            { name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'The ETag of the list held (a list of tags, or *): 304 while it is current' },
+            { name: 'Accept-Encoding', in: 'header', required: false, schema: { type: 'string' }, description: 'gzip and br are offered (q-values honoured, q=0 refuses); identity otherwise' },
+          ],
+          responses: {
+            '200': {
+              ...json(ref('PoolList'), 'complete: false means pools may be missing (keep the ones you know)'),
+              headers: {
+                ETag: { description: 'Strong; changes with the revision, the filter, the completeness and the content coding', schema: { type: 'string' } },
+                'Content-Encoding': { description: 'gzip or br when the request accepts one', schema: { enum: ['gzip', 'br'] } },
+                Vary: { schema: { const: 'Accept-Encoding' } },
+              },
+            },
+            '304': {
+              description: 'If-None-Match holds the current ETag: the list held is still the list; no body',
+              headers: { ETag: { description: 'The current tag', schema: { type: 'string' } } },
+            },
+          },
         },
       },
       '/pools/watch': {
@@ -112,7 +129,8 @@ export function openApiDocument(options: OpenApiOptions): JsonObject {
           operationId: 'watchPools',
           summary: 'The listed pools as Server-Sent Events',
           description:
-            'event: resync (data: PoolList), then upsert (WatchUpsert) and delete (WatchDelete) per change, and a new resync when completeness changes, a region’s entry turns complete, incomplete or dropped, or a source relists; id: the revision; a comment line at least every 15 s.',
+            'event: resync (data: PoolList), then upsert (WatchUpsert) and delete (WatchDelete) per change, and a new resync when completeness changes, a region’s entry turns complete, incomplete or dropped, or a source relists; id: the revision; a comment line at least every 15 s. With a Last-Event-ID within the replica’s replay window (at least its last 10,000 changes), the stream resumes: a comment line, then the events after that revision, no resync.',
+          parameters: [{ name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' }, description: 'The revision of the last event received from this replica' }],
           responses: {
             '200': sse('resync, upsert, delete'),
             '503': error('--max-watchers streams are open (too_many_watchers); Retry-After says when to try again'),

@@ -124,4 +124,14 @@ describe('GET /pools: entity tags and compression', () => {
     const conditional = await request(svc.app, '/pools', { method: 'HEAD', headers: { 'accept-encoding': 'gzip', 'if-none-match': etag } });
     expect(conditional.status).toBe(304);
   });
+
+  it('is described so in /openapi.json: the request headers, the 304 and the ETag', async () => {
+    const doc = (await (await request(svc.app, '/openapi.json')).json()) as any;
+    const list = doc.paths['/pools'].get;
+    expect(list.parameters.map((p: { name: string }) => p.name)).toEqual(['model', 'If-None-Match', 'Accept-Encoding']);
+    expect(Object.keys(list.responses)).toEqual(['200', '304']);
+    expect(Object.keys(list.responses['200'].headers)).toEqual(['ETag', 'Content-Encoding', 'Vary']);
+    expect(list.responses['304'].headers.ETag).toBeDefined();
+    expect(doc.paths['/pools/watch'].get.parameters.map((p: { name: string }) => p.name)).toEqual(['Last-Event-ID']);
+  });
 });
