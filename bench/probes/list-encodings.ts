@@ -55,7 +55,7 @@ for (const n of process.argv.slice(2).map(Number)) {
   }
   for (const quality of [1, 4, 5, 6]) {
     const r = await time(() =>
-      br(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: quality, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT } }),
+      br(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: quality } }),
     );
     console.log(`  br quality ${quality}: ${(r.value.byteLength / MiB).toFixed(2)} MiB (${((100 * r.value.byteLength) / bytes.byteLength).toFixed(1)} %) in ${r.ms.toFixed(0)} ms`);
   }

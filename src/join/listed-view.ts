@@ -37,13 +37,7 @@ export const compressBody: Compressor = (coding, bytes) =>
   coding === 'gzip'
     ? // Stryker disable next-line ObjectLiteral: level 6 is zlib's default, so no options compress alike
       gzipAsync(bytes, { level: GZIP_LEVEL })
-    : brotliAsync(bytes, {
-        params: {
-          [zlib.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
-          [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT,
-          [zlib.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength,
-        },
-      });
+    : brotliAsync(bytes, { params: { [zlib.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } });
 
 /** One encoding of the GET /pools body and the entity tag of exactly those bytes (quoted, strong). */
 export interface EncodedBody {
@@ -240,9 +234,7 @@ export class ListedView {
       bytes = this.compress(coding, identity);
       entry.compressed[coding] = bytes;
       // A failed compression is not kept: the next request tries again.
-      bytes.catch(() => {
-        if (entry.compressed[coding] === bytes) delete entry.compressed[coding];
-      });
+      bytes.catch(() => delete entry.compressed[coding]);
     }
     return { etag: tagOf(entry, coding), bytes };
   }

@@ -133,8 +133,7 @@ describe('ListedView: encodings', () => {
     const gz = await compressBody('gzip', input);
     const br = await compressBody('br', input);
     expect(Buffer.from(gz).equals(gzipSync(input, { level: 6 }))).toBe(true);
-    const params = { [constants.BROTLI_PARAM_QUALITY]: 4, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT, [constants.BROTLI_PARAM_SIZE_HINT]: input.byteLength };
-    expect(Buffer.from(br).equals(brotliCompressSync(input, { params }))).toBe(true);
+    expect(Buffer.from(br).equals(brotliCompressSync(input, { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } }))).toBe(true);
     expect(Buffer.from(br).equals(brotliCompressSync(input))).toBe(false); // not the default quality 11
     for (const out of [gz, br]) expect(out.byteLength * 4).toBeLessThan(input.byteLength);
   });
@@ -149,7 +148,7 @@ describe('ListedView: sequenceOf', () => {
     expect(view.sequenceOf('12-0')).toBe(0);
     expect(view.sequenceOf('12-2')).toBe(2);
     expect(view.sequenceOf('12-3')).toBeUndefined(); // not issued yet
-    for (const other of ['1-2', '2-2', '112-2', '12-', '12-02', '12-2x', '12-+2', '12-1e0', ' 12-2', '12-2 ', '', 'garbage', '12-99999999999999999999']) {
+    for (const other of ['1-2', '2-2', '13-2', '21-2', '112-2', '12-', '12-02', '12-2x', '12-+2', '12-1e0', ' 12-2', '12-2 ', '', 'garbage', '12-99999999999999999999']) {
       expect(view.sequenceOf(other)).toBeUndefined();
     }
   });
