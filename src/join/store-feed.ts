@@ -5,9 +5,11 @@
 // (self-preservation: an outage of the store is not an outage of the pools, so nothing lapses locally).
 // On a timer it also sweeps the store it owns (the home region's: lapses logged on the store's clock)
 // or, for a store it only follows, reads the leases whose deadline passed there (docs/design.md "Scale
-// and regions"), so a region with no replica left to sweep still lapses.
+// and regions"), so a region with no replica left to sweep still lapses. A sweep of the home store comes
+// back when the soonest deadline it left runs out, if that is sooner than the interval, so a lease is
+// lapsed a round trip after its deadline rather than up to an interval later (docs/design.md "The store").
 import type { Logger } from 'pino';
-import type { DueLapse, LeaseEvent, LeaseReader, StoreSnapshot } from '../store/types.js';
+import type { DueLapse, LeaseEvent, LeaseReader, StoreSnapshot, SweepResult } from '../store/types.js';
 import { PositionLostError } from '../store/types.js';
 import { Backoff, sleep, type BackoffOptions } from '../util/backoff.js';
 
@@ -23,8 +25,11 @@ export interface StoreFeedSink {
 
 export interface StoreFeedOptions {
   store: LeaseReader;
-  /** Sweep the store (the home region's: only its replicas log lapses there). Without it: read due deadlines. */
-  sweep?: () => Promise<unknown>;
+  /**
+   * Sweep the store (the home region's: only its replicas log lapses there). Without it: read due deadlines.
+   * A SweepResult's nextDueInMs times the next sweep when it is sooner than the interval.
+   */
+  sweep?: () => Promise<Pick<SweepResult, 'nextDueInMs'> | unknown>;
   sink: StoreFeedSink;
   logger: Logger;
   /** How often this replica sweeps, or reads due deadlines (the contract asks for at least once a second). */
@@ -45,12 +50,30 @@ export const DEFAULT_DUE_GRACE_MS = 1000;
  */
 export const STORE_BACKOFF: BackoffOptions = { initialMs: 250, maxMs: 2000, jitterBelowCap: true };
 
+/** The sweep interval when none is given: the longest a home store waits between two sweeps. */
+export const DEFAULT_SWEEP_INTERVAL_MS = 250;
+/**
+ * The least time between two sweeps timed by a deadline: a deadline that a sweep could not lapse (it was
+ * renewed as the sweep ran) is never swept for in a tight loop. Added to the deadline, it also covers
+ * Redis TIME's millisecond rounding.
+ */
+export const MIN_SWEEP_GAP_MS = 2;
+
+/**
+ * When to sweep next: at the interval, or sooner when the last sweep says a deadline runs out before
+ * then (plus MIN_SWEEP_GAP_MS).
+ */
+export function nextSweepDelayMs(intervalMs: number, outcome: unknown): number {
+  const due = (outcome as Partial<SweepResult> | undefined)?.nextDueInMs;
+  if (typeof due !== 'number' || !Number.isFinite(due)) return intervalMs;
+  return Math.min(intervalMs, Math.max(0, Math.ceil(due)) + MIN_SWEEP_GAP_MS);
+}
+
 export class StoreFeed {
   private readonly abort = new AbortController();
   private readonly backoff: Backoff;
   private loop: Promise<void> | undefined;
   private sweeper: NodeJS.Timeout | undefined;
-  private sweeping = false;
   private round: AbortController | undefined;
   /** The last sweep error, cleared by a successful sweep (for /healthz). */
   lastSweepError: string | undefined;
@@ -63,15 +86,24 @@ export class StoreFeed {
 
   start(): void {
     this.loop = this.follow();
-    const every = this.options.sweepIntervalMs ?? 250;
-    this.sweeper = setInterval(() => void this.sweepOnce(), every);
-    this.sweeper.unref();
+    this.scheduleSweep(this.sweepIntervalMs());
   }
 
   async stop(): Promise<void> {
     this.abort.abort();
-    if (this.sweeper) clearInterval(this.sweeper);
+    clearTimeout(this.sweeper);
     await this.loop;
+  }
+
+  private sweepIntervalMs(): number {
+    return this.options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
+  }
+
+  /** One timer at a time: each sweep, when it ends, sets the next. */
+  private scheduleSweep(delayMs: number): void {
+    if (this.abort.signal.aborted) return;
+    this.sweeper = setTimeout(() => void this.sweepOnce(), delayMs);
+    this.sweeper.unref();
   }
 
   private noteRead(): void {
@@ -79,12 +111,12 @@ export class StoreFeed {
   }
 
   private async sweepOnce(): Promise<void> {
-    if (this.sweeping || this.abort.signal.aborted) return;
-    this.sweeping = true;
+    if (this.abort.signal.aborted) return;
+    let nextMs = this.sweepIntervalMs();
     try {
       const { sweep, sink, store } = this.options;
       if (sweep) {
-        await sweep();
+        nextMs = nextSweepDelayMs(nextMs, await sweep());
       } else {
         const due = await store.dueLapses(this.options.dueGraceMs ?? DEFAULT_DUE_GRACE_MS);
         this.noteRead();
@@ -98,7 +130,7 @@ export class StoreFeed {
       }
       this.lastSweepError = reason;
     } finally {
-      this.sweeping = false;
+      this.scheduleSweep(nextMs);
     }
   }
 

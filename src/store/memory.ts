@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { poolKey, type PoolKey, type Registration } from '../contract/index.js';
 import { canonicalJson } from './canonical-json.js';
 import { MemoryChangeLog } from './memory-change-log.js';
-import type { DueLapse, HeartbeatResult, LeaseEvent, LeaseRecord, RegistrationStore, StoreSnapshot } from './types.js';
+import type { DueLapse, HeartbeatResult, LeaseEvent, LeaseRecord, RegistrationStore, StoreSnapshot, SweepResult } from './types.js';
 import { StoreUnavailableError } from './types.js';
 
 export const DEFAULT_CHANGE_LOG_CAP = 10_000;
@@ -98,17 +98,20 @@ class MemoryStore implements RegistrationStore {
     return due.sort((a, b) => a.atMs - b.atMs);
   }
 
-  async sweep(): Promise<number> {
+  async sweep(): Promise<SweepResult> {
     this.assertOpen();
     const nowMs = this.now();
     let lapsed = 0;
+    let next = Number.POSITIVE_INFINITY;
     for (const [key, held] of this.leases) {
       if (held.record.deadlineMs <= nowMs) {
         this.lapse(key, held);
         lapsed += 1;
+      } else {
+        next = Math.min(next, held.record.deadlineMs);
       }
     }
-    return lapsed;
+    return { lapsed, nextDueInMs: next === Number.POSITIVE_INFINITY ? undefined : next - nowMs };
   }
 
   async close(): Promise<void> {

@@ -113,8 +113,21 @@ export interface RegistrationStore extends LeaseReader {
    * StoreUnavailableError when the store cannot answer in time.
    */
   heartbeat(registration: Registration, canonical?: string): Promise<HeartbeatResult>;
-  /** Lapse every lease whose deadline passed on the store's clock; each lapse is logged once. Returns how many. */
-  sweep(): Promise<number>;
+  /** Lapse every lease whose deadline passed on the store's clock; each lapse is logged once. */
+  sweep(): Promise<SweepResult>;
+}
+
+/** What a sweep did, and when the next one has something to do. */
+export interface SweepResult {
+  /** Leases this sweep lapsed. */
+  lapsed: number;
+  /**
+   * Milliseconds from when sweep() returned until the soonest deadline still held runs out (the store's
+   * clock, taken as a duration, so the replica's clock offset does not matter; 0 when it already has);
+   * undefined when no lease is held. A renewal may move it later; a new lease never comes sooner than its
+   * lease. The sweeper times its next sweep by it (docs/design.md "The store").
+   */
+  nextDueInMs: number | undefined;
 }
 
 export class StoreUnavailableError extends Error {

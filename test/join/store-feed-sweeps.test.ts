@@ -3,7 +3,15 @@
 // of a second; a failing sweep or due read logged once until one succeeds; the snapshot log line; the
 // backoff cut short when the store answers again; a re-read on demand.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_DUE_GRACE_MS, STORE_BACKOFF, StoreFeed, type StoreFeedOptions } from '../../src/join/store-feed.js';
+import {
+  DEFAULT_DUE_GRACE_MS,
+  DEFAULT_SWEEP_INTERVAL_MS,
+  MIN_SWEEP_GAP_MS,
+  nextSweepDelayMs,
+  STORE_BACKOFF,
+  StoreFeed,
+  type StoreFeedOptions,
+} from '../../src/join/store-feed.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 import { StoreUnavailableError, type DueLapse, type StoreSnapshot } from '../../src/store/types.js';
 import { DelegatingStore } from '../support/delegating-store.js';
@@ -57,7 +65,8 @@ const failure = () => new StoreUnavailableError('command timed out after 1000 ms
 
 describe('StoreFeed: the sweep timer', () => {
   it('sweeps every 250 ms by default, one sweep at a time, and not after stop()', async () => {
-    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    expect(DEFAULT_SWEEP_INTERVAL_MS).toBe(250);
     let calls = 0;
     let finish: () => void = () => {};
     const sweep = () => {
@@ -70,19 +79,76 @@ describe('StoreFeed: the sweep timer', () => {
     expect(calls).toBe(0);
     vi.advanceTimersByTime(1);
     expect(calls).toBe(1);
-    // The first sweep has not finished: the next ticks start none.
+    // The first sweep has not finished: no other starts.
     vi.advanceTimersByTime(1000);
     expect(calls).toBe(1);
     finish();
-    await vi.waitFor(() => {
-      vi.advanceTimersByTime(250);
-      expect(calls).toBe(2);
-    });
+    // The next is timed from the end of this one.
+    await vi.advanceTimersByTimeAsync(249);
+    expect(calls).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(calls).toBe(2);
     finish();
     await feed.stop();
     feeds.splice(0);
-    vi.advanceTimersByTime(1000);
+    await vi.advanceTimersByTimeAsync(1000);
     expect(calls).toBe(2);
+  });
+
+  it('sweeps again as the soonest deadline runs out when that is sooner than the interval', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const outcomes: unknown[] = [{ lapsed: 0, nextDueInMs: 40 }, { lapsed: 1, nextDueInMs: 0 }, { lapsed: 1, nextDueInMs: undefined }, 3];
+    const at: number[] = [];
+    let clock = 0;
+    const sweep = async () => {
+      at.push(clock);
+      return outcomes.shift();
+    };
+    const { feed } = feedOf({ sweep, sweepIntervalMs: 100 });
+    feed.start();
+    // One fake millisecond at a time, so `clock` is the time each sweep starts at.
+    while (clock < 600) {
+      clock += 1;
+      await vi.advanceTimersByTimeAsync(1);
+    }
+    // The interval; + 40 + the gap; + 0 + the gap; + the interval (no lease held); + the interval (not a
+    // SweepResult); + the interval (nothing more to say).
+    const second = 100 + 40 + MIN_SWEEP_GAP_MS;
+    const third = second + MIN_SWEEP_GAP_MS;
+    expect(at.slice(0, 6)).toEqual([100, second, third, third + 100, third + 200, third + 300]);
+  });
+
+  it('a failed sweep is tried again after the interval', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    let calls = 0;
+    const sweep = async () => {
+      calls += 1;
+      throw failure();
+    };
+    const { feed } = feedOf({ sweep, sweepIntervalMs: 100 });
+    feed.start();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(calls).toBe(1);
+    await vi.advanceTimersByTimeAsync(99);
+    expect(calls).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(calls).toBe(2);
+  });
+
+  it('the next sweep: at the interval, or the soonest deadline plus the gap, whichever comes first', () => {
+    expect(MIN_SWEEP_GAP_MS).toBe(2);
+    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: 10 })).toBe(12);
+    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: 10.2 })).toBe(13);
+    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: 0 })).toBe(2);
+    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: -5 })).toBe(2);
+    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: 247 })).toBe(249);
+    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: 248 })).toBe(250);
+    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: 10_000 })).toBe(250);
+    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: undefined })).toBe(250);
+    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: Number.NaN })).toBe(250);
+    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: Number.POSITIVE_INFINITY })).toBe(250);
+    expect(nextSweepDelayMs(250, undefined)).toBe(250);
+    expect(nextSweepDelayMs(250, 7)).toBe(250);
   });
 
   it('a failing sweep is logged once until a sweep succeeds, and again after', async () => {

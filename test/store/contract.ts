@@ -67,7 +67,7 @@ export function describeStoreContract(name: string, target: StoreContractTarget)
       const until = Date.now() + 2 * leaseMs;
       while (Date.now() < until) {
         expect((await store.heartbeat(reg)).changed).toBe(false);
-        expect(await store.sweep()).toBe(0);
+        expect((await store.sweep()).lapsed).toBe(0);
         await pause(50);
       }
       const last = (await store.snapshot()).records;
@@ -76,16 +76,41 @@ export function describeStoreContract(name: string, target: StoreContractTarget)
       expect(last[0]!.version).toBe(1);
     });
 
+    it('a sweep tells how long until the soonest deadline it left, on the store clock; nothing held: undefined', async () => {
+      const store = await open({ leaseMs: LONG_LEASE_MS });
+      expect(await store.sweep()).toEqual({ lapsed: 0, nextDueInMs: undefined });
+      await store.heartbeat(registration('soonest'));
+      await pause(20);
+      await store.heartbeat(registration('later'));
+      const { lapsed, nextDueInMs } = await store.sweep();
+      expect(lapsed).toBe(0);
+      // The first lease's deadline, a lease after it was written and at least 20 ms ago.
+      expect(nextDueInMs).toBeLessThanOrEqual(LONG_LEASE_MS - 20);
+      expect(nextDueInMs).toBeGreaterThan(LONG_LEASE_MS - 1000);
+    });
+
+    it('a sweep that lapses leases tells the soonest deadline left after them', async () => {
+      const store = await open({ leaseMs: SHORT_LEASE_MS });
+      await store.heartbeat(registration('short'));
+      await pause(SHORT_LEASE_MS / 2);
+      await store.heartbeat(registration('renewed'));
+      let result = await store.sweep();
+      await eventually(async () => (result = await store.sweep()).lapsed === 1, { what: 'the lapse', timeoutMs: SHORT_LEASE_MS + 1000 });
+      // Only `renewed` is left: its deadline is under half a lease away, and not yet passed.
+      expect(result.nextDueInMs).toBeGreaterThan(0);
+      expect(result.nextDueInMs).toBeLessThanOrEqual(SHORT_LEASE_MS / 2);
+    });
+
     it('lapses an unrenewed lease within lease + 1 s and logs the lapse once', async () => {
       const store = await open({ leaseMs: SHORT_LEASE_MS });
       const recorder = record(store, (await store.snapshot()).position);
       const reg = registration('lapsing');
       const registeredAt = Date.now();
       await store.heartbeat(reg);
-      await eventually(async () => (await store.sweep()) === 1, { what: 'the lapse', timeoutMs: SHORT_LEASE_MS + 1000 });
+      await eventually(async () => (await store.sweep()).lapsed === 1, { what: 'the lapse', timeoutMs: SHORT_LEASE_MS + 1000 });
       expect(Date.now() - registeredAt).toBeLessThanOrEqual(SHORT_LEASE_MS + 1000);
       expect((await store.snapshot()).records).toEqual([]);
-      expect(await store.sweep()).toBe(0);
+      expect((await store.sweep()).lapsed).toBe(0);
 
       const events = await recorder.until((e) => e.length >= 2);
       const [upsert, lapse] = events;
@@ -108,7 +133,7 @@ export function describeStoreContract(name: string, target: StoreContractTarget)
 
       // Due but not swept: the heartbeat itself logs the lapse before the new lease.
       expect((await store.heartbeat(unswept)).changed).toBe(true);
-      expect(await store.sweep()).toBe(1); // only `swept` is still due
+      expect((await store.sweep()).lapsed).toBe(1); // only `swept` is still due
       expect((await store.heartbeat(swept)).changed).toBe(true);
 
       const events = await recorder.until((e) => e.length >= 6);
@@ -241,7 +266,7 @@ export function describeStoreContract(name: string, target: StoreContractTarget)
       await eventually(async () => (await a.snapshot()).nowMs > deadline, { what: 'every deadline', timeoutMs: 2000 });
 
       const counts = await Promise.all([a.sweep(), b.sweep(), a.sweep(), b.sweep()]);
-      expect(counts.reduce((x, y) => x + y, 0)).toBe(regs.length);
+      expect(counts.reduce((x, y) => x + y.lapsed, 0)).toBe(regs.length);
       const marker = registration('marker');
       await b.heartbeat(marker);
       const events = await recorder.untilUpsertOf(keyOf(marker));
@@ -262,7 +287,7 @@ export function describeStoreContract(name: string, target: StoreContractTarget)
       const unswept = await store.snapshot();
       expect(unswept.nowMs).toBeGreaterThanOrEqual(record!.deadlineMs);
       expect(unswept.records).toEqual([]);
-      expect(await store.sweep()).toBe(1);
+      expect((await store.sweep()).lapsed).toBe(1);
       expect((await store.snapshot()).records).toEqual([]);
     });
 

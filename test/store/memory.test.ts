@@ -18,9 +18,25 @@ describe('memory store', () => {
     const store = createMemoryStore({ leaseMs: 100, now: () => now });
     await store.heartbeat(registration('clocked'));
     now = 1099;
-    expect(await store.sweep()).toBe(0);
+    expect((await store.sweep()).lapsed).toBe(0);
     now = 1100;
-    expect(await store.sweep()).toBe(1);
+    expect((await store.sweep()).lapsed).toBe(1);
+    await store.close();
+  });
+
+  it('a sweep tells how long until the soonest deadline left, on the injected clock', async () => {
+    let now = 1000;
+    const store = createMemoryStore({ leaseMs: 100, now: () => now });
+    expect(await store.sweep()).toEqual({ lapsed: 0, nextDueInMs: undefined });
+    await store.heartbeat(registration('first'));
+    now = 1030;
+    await store.heartbeat(registration('second'));
+    now = 1040;
+    expect(await store.sweep()).toEqual({ lapsed: 0, nextDueInMs: 60 });
+    now = 1100;
+    expect(await store.sweep()).toEqual({ lapsed: 1, nextDueInMs: 30 });
+    now = 1130;
+    expect(await store.sweep()).toEqual({ lapsed: 1, nextDueInMs: undefined });
     await store.close();
   });
 

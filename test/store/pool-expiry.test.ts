@@ -95,8 +95,8 @@ describe('pool hashes that expire with their lease', () => {
     expect(await store.dueLapses()).toEqual([{ key: keyOf(reg), atMs: deadline }]);
     expect((await store.snapshot()).records).toEqual([]);
 
-    expect(await store.sweep()).toBe(1);
-    expect(await store.sweep()).toBe(0);
+    expect((await store.sweep()).lapsed).toBe(1);
+    expect((await store.sweep()).lapsed).toBe(0);
     expect(await deadlineOf(keys, keyOf(reg))).toBeNull();
     expect(await store.dueLapses()).toEqual([]);
     const marker = registration('marker');
@@ -120,7 +120,7 @@ describe('pool hashes that expire with their lease', () => {
     const fresh = (await deadlineOf(keys, keyOf(reg)))!;
     expect(fresh).toBeGreaterThan(deadline);
     expect(await inspector.pexpiretime(hash)).toBe(fresh);
-    expect(await store.sweep()).toBe(0);
+    expect((await store.sweep()).lapsed).toBe(0);
     expect((await store.snapshot()).records.map((r) => r.key)).toEqual([keyOf(reg)]);
   });
 
@@ -138,7 +138,7 @@ describe('pool hashes that expire with their lease', () => {
     const snapshot = await store.snapshot();
     expect(await inspector.exists(hash)).toBe(1);
     expect(snapshot.records).toEqual([]);
-    expect(await store.sweep()).toBe(1);
+    expect((await store.sweep()).lapsed).toBe(1);
     expect(await inspector.exists(hash)).toBe(0);
   });
 

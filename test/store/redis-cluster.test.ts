@@ -30,7 +30,7 @@ describe('redis store on Redis Cluster', () => {
       expect((await reader.snapshot()).records.map((r) => r.key).sort()).toEqual(regs.map(keyOf).sort());
 
       let lapsed = 0;
-      await eventually(async () => (lapsed += await reader.sweep()) === regs.length, { what: 'the lapses', timeoutMs: 2000 });
+      await eventually(async () => (lapsed += (await reader.sweep()).lapsed) === regs.length, { what: 'the lapses', timeoutMs: 2000 });
       expect((await writer.snapshot()).records).toEqual([]);
       const events = await recorder.until((e) => e.length === 2 * regs.length + 1);
       expect(events.filter((e) => e.type === 'upsert')).toHaveLength(regs.length + 1);

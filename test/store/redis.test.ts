@@ -80,7 +80,7 @@ describe('redis store', () => {
       for (const reg of hostile.slice(1)) await long.heartbeat(reg);
       const victim = hostile[0]!;
       await short.heartbeat(victim);
-      await eventually(async () => (await short.sweep()) === 1, { what: 'the lapse', timeoutMs: 1500 });
+      await eventually(async () => (await short.sweep()).lapsed === 1, { what: 'the lapse', timeoutMs: 1500 });
       const left = (await long.snapshot()).records.map((r) => r.key).sort();
       expect(left).toEqual(hostile.slice(1).map(keyOf).sort());
     } finally {

@@ -8,6 +8,7 @@ import {
   type LeaseEvent,
   type RegistrationStore,
   type StoreSnapshot,
+  type SweepResult,
 } from '../../src/store/types.js';
 
 /** A store that delegates to `inner`, with hooks to fail reads the way a real store can. */
@@ -30,8 +31,8 @@ export class DelegatingStore implements RegistrationStore {
     this.forgetsOnRestart = options.forgetsOnRestart ?? inner.forgetsOnRestart;
   }
 
-  heartbeat(registration: Registration): Promise<HeartbeatResult> {
-    return this.inner.heartbeat(registration);
+  heartbeat(registration: Registration, canonical?: string): Promise<HeartbeatResult> {
+    return this.inner.heartbeat(registration, canonical);
   }
 
   async snapshot(): Promise<StoreSnapshot> {
@@ -79,7 +80,7 @@ export class DelegatingStore implements RegistrationStore {
     }
   }
 
-  sweep(): Promise<number> {
+  sweep(): Promise<SweepResult> {
     return this.inner.sweep();
   }
 

@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import { poolKey, type PoolKey, type Registration } from '../../contract/index.js';
 import { canonicalJson } from '../canonical-json.js';
-import type { DueLapse, HeartbeatResult, LeaseEvent, RegistrationStore, StoreSnapshot, StoreStats } from '../types.js';
+import type { DueLapse, HeartbeatResult, LeaseEvent, RegistrationStore, StoreSnapshot, StoreStats, SweepResult } from '../types.js';
 import type { RedisClient } from './connection.js';
 import { RedisLeaseReader } from './reader.js';
 import { parseDueReply } from './replies.js';
@@ -93,19 +93,28 @@ class RedisStore implements RegistrationStore {
     return this.reader.dueLapses(graceMs);
   }
 
-  /** Finds due leases by Redis TIME and lapses each with a script that checks again (lapse-3.lua). */
-  async sweep(): Promise<number> {
+  /**
+   * Finds due leases by Redis TIME and lapses each with a script that checks again (lapse-3.lua). The
+   * soonest deadline left is read behind the last command, in the same round trip, and returned as a
+   * duration on Redis's clock (from its TIME in the due reply), so the sweeper can come back just then.
+   */
+  async sweep(): Promise<SweepResult> {
     const { runner, keys, client } = this.session;
     let lapsed = 0;
     for (;;) {
       // Lapsed members leave the set, so each batch starts from the soonest deadline again.
-      const reply = await runner.run('sweep', () => client.poolscopeDue(keys.deadlines, SWEEP_BATCH, 0, '-inf', 0));
-      const due = parseDueReply(reply).due.map((lapse) => lapse.key);
-      if (due.length === 0) return lapsed;
-      // Sent together, so one batch costs one round trip.
-      const results = await runner.run('sweep', () => Promise.all(due.map((member) => this.lapse(member))));
-      lapsed += results.reduce((sum, result) => sum + result, 0);
-      if (due.length < SWEEP_BATCH) return lapsed;
+      const [reply, soonest] = await runner.run('sweep', () =>
+        Promise.all([client.poolscopeDue(keys.deadlines, SWEEP_BATCH, 0, '-inf', 0), this.soonestDeadline()]),
+      );
+      const answeredAt = performance.now();
+      const { nowMs, due } = parseDueReply(reply);
+      if (due.length === 0) return { lapsed, nextDueInMs: nextDueInMs(soonest, nowMs, answeredAt) };
+      // Sent together, so one batch costs one round trip; the soonest deadline is read after the lapses.
+      const results = await runner.run('sweep', () =>
+        Promise.all([Promise.all(due.map(({ key }) => this.lapse(key))), this.soonestDeadline()]),
+      );
+      lapsed += results[0].reduce((sum, result) => sum + result, 0);
+      if (due.length < SWEEP_BATCH) return { lapsed, nextDueInMs: nextDueInMs(results[1], nowMs, answeredAt) };
     }
   }
 
@@ -121,8 +130,24 @@ class RedisStore implements RegistrationStore {
     return this.reader.close();
   }
 
+  /** `ZRANGE deadlines 0 0 WITHSCORES`: [member, deadline] of the soonest deadline, [] when none is held. */
+  private soonestDeadline(): Promise<string[]> {
+    const { keys, client } = this.session;
+    return client.zrange(keys.deadlines, '0', '0', 'WITHSCORES');
+  }
+
   private lapse(member: PoolKey): Promise<number> {
     const { keys, client } = this.session;
     return client.poolscopeLapse(keys.pool(member), keys.deadlines, keys.changes, member, this.changeLogCap);
   }
+}
+
+/**
+ * From `soonest` (a `ZRANGE 0 0 WITHSCORES` reply), Redis TIME `nowMs` and when that was read here
+ * (performance.now()): how long from now until the soonest deadline runs out, at least 0; undefined
+ * when none is held.
+ */
+export function nextDueInMs(soonest: readonly string[], nowMs: number, readAt: number, now = performance.now()): number | undefined {
+  if (soonest.length < 2) return undefined;
+  return Math.max(0, Number(soonest[1]) - nowMs - (now - readAt));
 }
