@@ -99,6 +99,7 @@ export class PoolDirectory {
   private taken: AnyTransitionDefinition[] = [];
   /** The transition out of `absent` into each state whose entry has no effect (a pool may start there). */
   private readonly quietEntries: ReadonlyMap<PoolState, AnyTransitionDefinition>;
+  private readonly templates = new Map<PoolState, PoolSnapshot>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: PoolDirectoryOptions) {
@@ -232,14 +233,26 @@ export class PoolDirectory {
    * actions assign (the test pins both paths to the same snapshot).
    */
   private startFromLease(key: PoolKey, event: UpsertEvent): boolean {
-    const initial = initialContext(this.inputOf(key, event.at));
-    const facts = { ...initial, ...leaseUpserted(initial, event) };
-    const state = classify(facts);
+    // One fresh object, assigned in the machine's order (the lease, then the entry): nothing shares it yet.
+    const context = initialContext(this.inputOf(key, event.at));
+    Object.assign(context, leaseUpserted(context, event));
+    const state = classify(context);
     const taken = this.quietEntries.get(state);
     if (!taken) return false;
-    const context = { ...facts, ...entered(facts, event, state) };
-    this.commit(key, undefined, event, this.machine.resolveState({ value: state, context }), [taken]);
+    Object.assign(context, entered(context, event, state));
+    this.commit(key, undefined, event, this.resolved(state, context), [taken]);
     return true;
+  }
+
+  /**
+   * `resolveState({ value: state, context })`, resolved once per state: the snapshot of a state differs
+   * between pools only by its context, and XState treats snapshots as immutable (every step makes a new
+   * one), so the rest (its state nodes, tags, history value) is shared, as XState's own clones share it.
+   */
+  private resolved(state: PoolState, context: PoolContext): PoolSnapshot {
+    let template = this.templates.get(state);
+    if (!template) this.templates.set(state, (template = this.machine.resolveState({ value: state, context })));
+    return { ...template, context };
   }
 
   private step(key: PoolKey, before: PoolSnapshot, event: AnyEventObject, isNew = false): void {

@@ -71,6 +71,28 @@ describe('PoolDirectory: a pool first seen through its lease', () => {
     });
   }
 
+  it('starts every later pool of the same state with its own context, and each moves on its own', () => {
+    const { directory } = directoryFor('registrations');
+    const B = poolKey(registration({ name: 'pool-b' }));
+    const leaseOfB = { type: 'LEASE_UPSERT' as const, registration: registration({ name: 'pool-b' }), deadlineMs: 7_000, changedAtMs: 5 };
+    directory.send(A, EVENTS.UPSERT_F);
+    directory.send(B, leaseOfB);
+    const b = directory.snapshot(B)!;
+    const [initialOfB] = initialTransition(poolMachine, { key: B, mode: 'registrations', leaseMs: LEASE_MS, at: NOW });
+    const [machineB] = transition(poolMachine, initialOfB, { ...leaseOfB, at: NOW });
+    expect({ value: b.value, context: b.context }).toEqual({ value: machineB.value, context: machineB.context });
+    expect(b.matches('live')).toBe(true);
+    expect(b.context).not.toBe(directory.snapshot(A)!.context);
+
+    directory.send(A, EVENTS.UPSERT_0);
+    expect(directory.snapshot(A)!.value).toBe('frontendless');
+    expect(directory.snapshot(B)!.value).toBe('live');
+    expect(directory.snapshot(B)!.context.history).toEqual([{ at: NOW, event: 'LEASE_UPSERT', from: 'absent', to: 'live' }]);
+    directory.send(B, EVENTS.LAPSE);
+    expect(directory.snapshot(B)!.value).toBe('lapsed');
+    expect(directory.snapshot(A)!.value).toBe('frontendless');
+  });
+
   it('runs no machine transition for a pool that starts live, and the machine for one whose entry warns', () => {
     const proto = Object.getPrototypeOf(poolMachine) as { transition: (...args: unknown[]) => unknown };
     const transitions = vi.spyOn(proto, 'transition');
