@@ -58,6 +58,24 @@ describe('ListedView: entity tags', () => {
     expect(view.etag(undefined, 'identity')).toBe(after);
   });
 
+  it('a completeness equal to the current one keeps the cached body and tag; any other change of it does not', () => {
+    const view = new ListedView({ epoch: 9 });
+    const regions = [{ name: 'r1', complete: false, dropped: false, reason: 'one' }];
+    view.setCompleteness({ complete: false, reasons: ['a', 'b'], regions });
+    const body = view.body();
+    view.setCompleteness({ complete: false, reasons: ['a', 'b'], regions: [{ ...regions[0]! }] });
+    expect(view.body()).toBe(body);
+    for (const next of [
+      { complete: false, reasons: ['a'], regions },
+      { complete: false, reasons: ['a', 'c'], regions },
+      { complete: false, reasons: ['a', 'c'], regions: [{ ...regions[0]!, reason: 'two' }] },
+    ]) {
+      const before = view.body();
+      view.setCompleteness(next);
+      expect(view.body(), JSON.stringify(next)).not.toBe(before);
+    }
+  });
+
   it('differ between views of different epochs at the same sequence', () => {
     expect(new ListedView({ epoch: 1 }).etag(undefined, 'identity')).not.toBe(new ListedView({ epoch: 2 }).etag(undefined, 'identity'));
   });
