@@ -1,9 +1,10 @@
-// The heartbeat's fast path (docs/design.md "The heartbeat path"): one walk over a parsed body that checks
-// every rule of registrationSchema and, as it goes, writes the registration zod would return and its
-// canonical JSON (keys sorted at every depth, as canonicalJson writes them). It only ever accepts: a body it
-// has any doubt about (a rule broken, a key it does not know, a type it does not expect) is left to
-// registrationSchema, which refuses it with the contract's field and message, or accepts it after all.
-// So the rules and the error bodies stay where they are (registration.ts); this file can only be faster.
+// The heartbeat's fast path (docs/design.md "Dependencies", the heartbeat path): one walk over a parsed
+// body that checks every rule of registrationSchema and, as it goes, writes the registration zod would
+// return and its canonical JSON (keys sorted at every depth, as canonicalJson writes them). It only ever
+// accepts: a body it has any doubt about (a rule broken, a key it does not know, a type it does not
+// expect) is left to registrationSchema, which refuses it with the contract's field and message, or
+// accepts it after all. So the rules and the error bodies stay where they are (registration.ts); this
+// file can only be faster.
 import { DNS1123_SUBDOMAIN, MAX_LIST_ITEMS, MAX_MODEL_LENGTH, MAX_NAME_LENGTH, type Registration } from './registration.js';
 
 /** A registration as registrationSchema.parse returns it, and its canonical JSON. */
