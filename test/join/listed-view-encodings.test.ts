@@ -66,14 +66,25 @@ describe('ListedView: entity tags', () => {
     view.setCompleteness({ complete: false, reasons: ['a', 'b'], regions: [{ ...regions[0]! }] });
     expect(view.body()).toBe(body);
     for (const next of [
-      { complete: false, reasons: ['a'], regions },
       { complete: false, reasons: ['a', 'c'], regions },
-      { complete: false, reasons: ['a', 'c'], regions: [{ ...regions[0]!, reason: 'two' }] },
+      { complete: false, reasons: ['a'], regions },
+      { complete: false, reasons: ['a'], regions: [{ ...regions[0]!, reason: 'two' }] },
     ]) {
       const before = view.body();
       view.setCompleteness(next);
       expect(view.body(), JSON.stringify(next)).not.toBe(before);
     }
+  });
+
+  it('keeps the bodies of up to 65 filters of one revision, then starts again', () => {
+    const view = new ListedView({ epoch: 9 });
+    const first = view.body('f0');
+    view.body('f1');
+    expect(view.body('f0')).toBe(first);
+    for (let i = 2; i <= 64; i++) view.body(`f${i}`);
+    expect(view.body('f0')).toBe(first);
+    view.body('f65');
+    expect(view.body('f0')).not.toBe(first);
   });
 
   it('differ between views of different epochs at the same sequence', () => {
