@@ -172,7 +172,6 @@ export class PoolDirectory {
     }
     if (stamped.type === 'LEASE_UPSERT' && this.startFromLease(key, stamped)) return;
     this.actions = [];
-    this.taken = [];
     const initial = this.machine.getInitialSnapshot(this.scope, this.inputOf(key, stamped.at));
     this.runActions(key, this.actions);
     this.step(key, initial, stamped, true);
@@ -204,9 +203,7 @@ export class PoolDirectory {
 
   /** How many pools wait for a delayed event (a stuck warning's timer). */
   get pendingDelays(): number {
-    let n = 0;
-    for (const timers of this.delayed.values()) n += timers.size;
-    return n;
+    return this.delayed.size;
   }
 
   /** Every pool's context, keyed. */
@@ -280,32 +277,33 @@ export class PoolDirectory {
   private runActions(key: PoolKey, actions: readonly ExecutableActionObject[]): void {
     for (const action of actions) {
       if (action.type === 'xstate.raise') {
-        const { event, id, delay } = action.params as { event: AnyEventObject; id?: string; delay?: number };
-        if (typeof delay === 'number') this.schedule(key, id ?? event.type, event, delay);
+        // Only a delayed raise is returned to run (an immediate one is taken within the step); the chart's
+        // come from its `after` transitions, each with the id its state's exit cancels.
+        const { event, id, delay } = action.params as { event: AnyEventObject; id: string; delay: number };
+        this.schedule(key, id, event, delay);
       } else if (action.type === 'xstate.cancel') {
         this.cancel(key, (action.params as { sendId: string }).sendId);
       } else {
+        // Stryker disable next-line OptionalChaining: every action returned to run has its function (a provided warning or a built-in's)
         action.exec?.(action.info, action.params);
       }
     }
   }
 
+  /** As XState's scheduler: the event is delivered after `delay` unless its id is cancelled first. */
   private schedule(key: PoolKey, id: string, event: AnyEventObject, delay: number): void {
-    this.cancel(key, id);
     let timers = this.delayed.get(key);
     if (!timers) this.delayed.set(key, (timers = new Map()));
     const timer = this.clock.setTimeout(() => {
       this.dropTimer(key, id);
-      const current = this.snapshots.get(key);
-      if (current) this.step(key, current, event);
+      // A pool's timers are cleared when it is forgotten, so the pool is still here.
+      this.step(key, this.snapshots.get(key)!, event);
     }, delay);
     timers.set(id, timer);
   }
 
   private cancel(key: PoolKey, id: string): void {
-    const timer = this.delayed.get(key)?.get(id);
-    if (timer === undefined) return;
-    this.clock.clearTimeout(timer);
+    this.clock.clearTimeout(this.delayed.get(key)?.get(id));
     this.dropTimer(key, id);
   }
 
@@ -333,16 +331,14 @@ export class PoolDirectory {
  */
 export function quietEntries(machine: typeof poolMachine): Map<PoolState, AnyTransitionDefinition> {
   const implementations = machine.implementations.actions as Record<string, { type?: string } | undefined>;
-  const assigns = (action: unknown): boolean => {
-    const type = typeof action === 'string' ? action : (action as { type?: string }).type;
-    const resolved = typeof action === 'function' ? (action as { type?: string }) : implementations[type ?? ''];
-    return resolved?.type === 'xstate.assign';
-  };
+  // An entry action named by an object whose implementation is an `assign`. Anything else (a built-in such
+  // as a delayed raise, a provided effect) counts as an effect, and so does an action named by a bare
+  // string: a state may only be thought effect-free, never the other way round.
+  const assigns = (action: unknown): boolean => implementations[String((action as { type?: unknown }).type)]?.type === 'xstate.assign';
   const out = new Map<PoolState, AnyTransitionDefinition>();
-  const absent = machine.root.states.absent!;
-  for (const transition of absent.always ?? []) {
-    const target = transition.target?.[0];
-    if (target && target.entry.every(assigns)) out.set(target.key as PoolState, transition);
+  for (const transition of machine.root.states.absent!.always!) {
+    const target = transition.target![0]!;
+    if (target.entry.every(assigns)) out.set(target.key as PoolState, transition);
   }
   return out;
 }

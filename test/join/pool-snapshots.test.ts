@@ -83,6 +83,8 @@ describe('PoolDirectory: a pool first seen through its lease', () => {
     expect({ value: b.value, context: b.context }).toEqual({ value: machineB.value, context: machineB.context });
     expect(b.matches('live')).toBe(true);
     expect(b.context).not.toBe(directory.snapshot(A)!.context);
+    // What the two snapshots share is the state's: resolved once, not once per pool.
+    expect(b._nodes).toBe(directory.snapshot(A)!._nodes);
 
     directory.send(A, EVENTS.UPSERT_0);
     expect(directory.snapshot(A)!.value).toBe('frontendless');
@@ -221,6 +223,7 @@ describe('PoolDirectory: delayed events', () => {
       directory.forgetLeft();
       expect(directory.size).toBe(0);
       expect(directory.pendingDelays).toBe(0);
+      expect(vi.getTimerCount()).toBe(0);
       vi.advanceTimersByTime(10 * LEASE_MS);
       expect(warnings()).toHaveLength(1);
     } finally {

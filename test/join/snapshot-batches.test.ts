@@ -76,6 +76,31 @@ describe('Join: a store snapshot in batches', () => {
     expect(events[0]!.kind === 'resync' && events[0]!.data.pools).toHaveLength(POOLS);
   });
 
+  it('applies 2,000 pools per turn by default', async () => {
+    const POOLS = 4_500;
+    const store = new DelegatingStore(createMemoryStore({ leaseMs: 60_000 }), { forgetsOnRestart: false });
+    for (let i = 0; i < POOLS; i += 1) await store.heartbeat(registration({ name: `pool-${i}` }));
+    const join = new Join({ poolDiscovery: 'registrations', leaseMs: 60_000, store, logger: silentLogger() });
+    cleanups.push(async () => {
+      await join.stop();
+      await store.close();
+    });
+    const sizes = new Set<number>();
+    let ticking = true;
+    const tick = () => {
+      if (!join.view.complete) sizes.add(join.view.size);
+      if (ticking) setImmediate(tick);
+    };
+    cleanups.push(async () => {
+      ticking = false;
+    });
+    tick();
+    join.start();
+    await eventually(() => expect(join.view.complete).toBe(true), { timeoutMs: 10_000 });
+    ticking = false;
+    expect([...sizes].sort((a, b) => a - b)).toEqual([0, 2_000, 4_000]);
+  });
+
   it('lapses the pools a re-read no longer holds, in batches too', async () => {
     const store = new DelegatingStore(createMemoryStore({ leaseMs: 60_000 }), { forgetsOnRestart: false });
     for (let i = 0; i < 5; i += 1) await store.heartbeat(registration({ name: `pool-${i}` }));
