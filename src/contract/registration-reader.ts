@@ -32,8 +32,9 @@ export function readRegistration(body: unknown): ReadRegistration | undefined {
     const item = capacity[i];
     if (!isRecord(item) || !hasOnlyKeys(item, 'name', 'value')) return undefined;
     const { name: itemName, value } = item;
-    if (!isString(itemName, 1, MAX_MODEL_LENGTH) || typeof value !== 'number' || !Number.isFinite(value)) return undefined;
-    capacityItems.push({ name: itemName, value });
+    // Number.isFinite is false for anything but a finite number (it does not convert).
+    if (!isString(itemName, 1, MAX_MODEL_LENGTH) || !Number.isFinite(value)) return undefined;
+    capacityItems.push({ name: itemName, value: value as number });
     capacityJson += `${i === 0 ? '' : ','}{"name":${JSON.stringify(itemName)},"value":${JSON.stringify(value)}}`;
   }
   capacityJson += ']';
@@ -91,7 +92,7 @@ function isDnsName(value: unknown): value is string {
   return isString(value, 1, MAX_NAME_LENGTH) && DNS1123_SUBDOMAIN.test(value);
 }
 
-/** What httpUrl accepts. */
+/** What httpUrl accepts (an http: or https: URL always has a host: the URL parser refuses one without). */
 function isHttpUrl(value: unknown): value is string {
   if (typeof value !== 'string' || value.trim() !== value) return false;
   let url: URL;
@@ -100,5 +101,5 @@ function isHttpUrl(value: unknown): value is string {
   } catch {
     return false;
   }
-  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  return url.protocol === 'http:' || url.protocol === 'https:';
 }

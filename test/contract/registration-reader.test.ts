@@ -114,7 +114,7 @@ describe('readRegistration: every body the schema refuses is left to it', () => 
     ['namespace', ['', 'LLM', 'a_b', tooLongName, ['x']]],
     ['name', ['', 'a.', 'x/y', tooLongName, false]],
     ['model: empty, too long, not a string', ['', long(MAX_MODEL_LENGTH + 1), 3]],
-    ['capabilities', [null, 'chat', [''], [long(MAX_MODEL_LENGTH + 1)], [1], Array.from({ length: MAX_LIST_ITEMS + 1 }, () => 'c')]],
+    ['capabilities', [null, 'chat', 3, [''], [long(MAX_MODEL_LENGTH + 1)], [1], Array.from({ length: MAX_LIST_ITEMS + 1 }, () => 'c')]],
     [
       'capacity',
       [
@@ -133,7 +133,7 @@ describe('readRegistration: every body the schema refuses is left to it', () => 
         Array.from({ length: MAX_LIST_ITEMS + 1 }, () => ({ name: 'g', value: 1 })),
       ],
     ],
-    ['location', [null, [], 'us', { region: 1 }, { zone: null }, { region: long(MAX_NAME_LENGTH + 1) }, { zone: long(MAX_NAME_LENGTH + 1) }, { city: 'x' }]],
+    ['location', [null, [], 'us', 7, true, { region: 1 }, { zone: null }, { region: long(MAX_NAME_LENGTH + 1) }, { zone: long(MAX_NAME_LENGTH + 1) }, { city: 'x' }]],
     [
       'frontends',
       [null, 'http://a', [''], ['ftp://a'], ['http://'], ['file:///x'], ['not a url'], [' http://a'], ['http://a '], [7], Array.from({ length: MAX_LIST_ITEMS + 1 }, () => 'http://a')],
