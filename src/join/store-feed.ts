@@ -53,20 +53,20 @@ export const STORE_BACKOFF: BackoffOptions = { initialMs: 250, maxMs: 2000, jitt
 /** The sweep interval when none is given: the longest a home store waits between two sweeps. */
 export const DEFAULT_SWEEP_INTERVAL_MS = 250;
 /**
- * The least time between two sweeps timed by a deadline: a deadline that a sweep could not lapse (it was
- * renewed as the sweep ran) is never swept for in a tight loop. Added to the deadline, it also covers
- * Redis TIME's millisecond rounding.
+ * The least time from one sweep's end to the next when a deadline times it: at most 100 sweeps a second
+ * per replica while many leases run out one after another (each sweep then lapses those due by then),
+ * and never a tight loop on a deadline that a renewal moved as the sweep ran.
  */
-export const MIN_SWEEP_GAP_MS = 2;
+export const MIN_SWEEP_GAP_MS = 10;
 
 /**
  * When to sweep next: at the interval, or sooner when the last sweep says a deadline runs out before
- * then (plus MIN_SWEEP_GAP_MS).
+ * then: 1 ms after it (Redis TIME counts whole milliseconds), and no sooner than MIN_SWEEP_GAP_MS.
  */
 export function nextSweepDelayMs(intervalMs: number, outcome: unknown): number {
   const due = (outcome as Partial<SweepResult> | undefined)?.nextDueInMs;
   if (typeof due !== 'number' || !Number.isFinite(due)) return intervalMs;
-  return Math.min(intervalMs, Math.max(0, Math.ceil(due)) + MIN_SWEEP_GAP_MS);
+  return Math.min(intervalMs, Math.max(MIN_SWEEP_GAP_MS, Math.ceil(due) + 1));
 }
 
 export class StoreFeed {

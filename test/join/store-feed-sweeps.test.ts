@@ -111,9 +111,9 @@ describe('StoreFeed: the sweep timer', () => {
       clock += 1;
       await vi.advanceTimersByTimeAsync(1);
     }
-    // The interval; + 40 + the gap; + 0 + the gap; + the interval (no lease held); + the interval (not a
-    // SweepResult); + the interval (nothing more to say).
-    const second = 100 + 40 + MIN_SWEEP_GAP_MS;
+    // The interval; + 40 + 1; + the least gap (due at once); + the interval (no lease held); + the
+    // interval (not a SweepResult); + the interval (nothing more to say).
+    const second = 100 + 41;
     const third = second + MIN_SWEEP_GAP_MS;
     expect(at.slice(0, 6)).toEqual([100, second, third, third + 100, third + 200, third + 300]);
   });
@@ -136,13 +136,16 @@ describe('StoreFeed: the sweep timer', () => {
   });
 
   it('the next sweep: at the interval, or the soonest deadline plus the gap, whichever comes first', () => {
-    expect(MIN_SWEEP_GAP_MS).toBe(2);
-    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: 10 })).toBe(12);
-    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: 10.2 })).toBe(13);
-    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: 0 })).toBe(2);
-    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: -5 })).toBe(2);
-    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: 247 })).toBe(249);
-    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: 248 })).toBe(250);
+    expect(MIN_SWEEP_GAP_MS).toBe(10);
+    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: 20 })).toBe(21);
+    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: 20.2 })).toBe(22);
+    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: 9 })).toBe(10);
+    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: 8 })).toBe(10);
+    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: 0 })).toBe(10);
+    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: -5 })).toBe(10);
+    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: 248 })).toBe(249);
+    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: 249 })).toBe(250);
+    expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: 250 })).toBe(250);
     expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: 10_000 })).toBe(250);
     expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: undefined })).toBe(250);
     expect(nextSweepDelayMs(250, { lapsed: 0, nextDueInMs: Number.NaN })).toBe(250);
