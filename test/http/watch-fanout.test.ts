@@ -2,8 +2,8 @@
 // serialized once whatever the number of watchers, --max-watchers refuses the next one with 503
 // too_many_watchers and Retry-After, and 5,000 watchers all get 20 changes while /healthz answers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ListedPool } from '../../src/contract/index.js';
 import { postJson, request } from '../support/http.js';
+import { pool as listedPool } from '../support/listed-pool.js';
 import { startPoolscope, type PoolscopeProcess } from '../support/process.js';
 import { registration } from '../support/registration.js';
 import { startService, type TestService } from '../support/service.js';
@@ -41,18 +41,7 @@ describe('GET /pools/watch, in process', () => {
     try {
       await waitFor(() => watchers.every((w) => w.messages.length >= 1), { message: 'every resync' });
       let serialized = 0;
-      const pool: ListedPool = {
-        cluster_id: 'c1',
-        namespace: 'ns',
-        name: 'counted',
-        model: 'm',
-        capabilities: [],
-        capacity: [],
-        location: {},
-        relays: [],
-        frontends: [],
-        state: 'frontendless',
-      };
+      const pool = listedPool('counted', { namespace: 'ns', model: 'm', frontends: [], state: 'frontendless' });
       const { ...plain } = pool;
       Object.defineProperty(pool, 'toJSON', {
         enumerable: false,

@@ -7,6 +7,7 @@ import { ListedView } from '../../src/join/listed-view.js';
 import { WatchHub } from '../../src/http/watch-hub.js';
 import type { WatchSink } from '../../src/http/watch-sink.js';
 import { waitFor } from '../support/wait.js';
+import { pool as listedPool } from '../support/listed-pool.js';
 
 class FakeSink implements WatchSink {
   readonly frames: string[] = [];
@@ -36,18 +37,8 @@ class FakeSink implements WatchSink {
   }
 }
 
-const pool = (name: string): ListedPool => ({
-  cluster_id: 'c',
-  namespace: 'ns',
-  name,
-  model: 'm',
-  capabilities: [],
-  capacity: [],
-  location: {},
-  relays: [],
-  frontends: [],
-  state: 'frontendless',
-});
+/** A frontendless pool `c/ns/<name>`. */
+const pool = (name: string): ListedPool => listedPool(name, { cluster_id: 'c', namespace: 'ns', model: 'm', frontends: [], state: 'frontendless' });
 
 describe('WatchHub', () => {
   it('writes in order, 500 streams a turn; a stream joining mid-change gets its resync, then only later changes', async () => {

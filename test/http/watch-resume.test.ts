@@ -12,6 +12,7 @@ import { registration } from '../support/registration.js';
 import { startService } from '../support/service.js';
 import { postJson } from '../support/http.js';
 import { waitFor } from '../support/wait.js';
+import { pool as listedPool } from '../support/listed-pool.js';
 
 class FakeSink implements WatchSink {
   readonly chunks: string[] = [];
@@ -42,18 +43,8 @@ class FakeSink implements WatchSink {
   }
 }
 
-const pool = (name: string): ListedPool => ({
-  cluster_id: 'c',
-  namespace: 'ns',
-  name,
-  model: 'm',
-  capabilities: [],
-  capacity: [],
-  location: {},
-  relays: [],
-  frontends: [],
-  state: 'frontendless',
-});
+/** A frontendless pool `c/ns/<name>`. */
+const pool = (name: string): ListedPool => listedPool(name, { cluster_id: 'c', namespace: 'ns', model: 'm', frontends: [], state: 'frontendless' });
 
 function hubOn(view: ListedView, options: { replayWindow?: number; maxBacklogBytes?: number } = {}) {
   return new WatchHub({ view, maxWatchers: 100, maxBacklogBytes: options.maxBacklogBytes ?? 1 << 20, keepAliveMs: 60_000, replayWindow: options.replayWindow });

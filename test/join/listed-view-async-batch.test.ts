@@ -4,7 +4,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { poolKey, type WatchEvent } from '../../src/contract/index.js';
 import { ListedView } from '../../src/join/listed-view.js';
-import { pool } from './listed-pool.js';
+import { pool } from '../support/listed-pool.js';
 
 const keyOf = (name: string) => poolKey(pool(name));
 

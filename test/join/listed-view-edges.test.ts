@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { poolKey, type ListedPool, type RegionStatus, type WatchEvent } from '../../src/contract/index.js';
 import { ListedView } from '../../src/join/listed-view.js';
-import { pool } from './listed-pool.js';
+import { pool } from '../support/listed-pool.js';
 
 
 function watchedView(epoch = 1734) {

@@ -6,7 +6,7 @@ import { brotliCompressSync, brotliDecompress, constants, gunzip, gzipSync } fro
 import { describe, expect, it } from 'vitest';
 import { poolKey } from '../../src/contract/index.js';
 import { BROTLI_QUALITY, compressBody, GZIP_LEVEL, ListedView, type Compressor } from '../../src/join/listed-view.js';
-import { pool } from './listed-pool.js';
+import { pool } from '../support/listed-pool.js';
 
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { poolKey, type ListedPool, type WatchEvent } from '../../src/contract/index.js';
 import { ListedView } from '../../src/join/listed-view.js';
-import { pool } from './listed-pool.js';
+import { pool } from '../support/listed-pool.js';
 
 const keyOf = (p: ListedPool) => poolKey(p);
 

@@ -1,5 +1,5 @@
-// The listed pool the listed-view tests publish (docs/contract.md §5): a live pool `c1/llm/<name>` with
-// one frontend, with overrides.
+// A listed pool as GET /pools and the watch stream publish it (docs/contract.md §5): a live pool
+// `c1/llm/<name>` with one frontend, with overrides.
 import type { ListedPool } from '../../src/contract/index.js';
 
 export function pool(name: string, overrides: Partial<ListedPool> = {}): ListedPool {
