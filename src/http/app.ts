@@ -1,5 +1,6 @@
 // The Hono app: every route of docs/contract.md §5, one error renderer. No socket here (server.ts listens),
 // so tests drive it with app.request().
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Logger } from 'pino';
@@ -12,7 +13,7 @@ import type { RegistrationStore } from '../store/types.js';
 import { debugPageRoutes, debugRoutes, type DebugPageDeps } from './debug.js';
 import { accessGuard, type AccessGuardOptions } from './auth.js';
 import { ApiError, errorResponse } from './errors.js';
-import type { HeartbeatDeps } from './heartbeat.js';
+import { heartbeatFastPath, type HeartbeatDeps } from './heartbeat.js';
 import { opsRoutes } from './ops.js';
 import { poolsRoutes } from './pools.js';
 import type { WatchDropReason, WatchLimits, WatchStats } from './watch-hub.js';
@@ -43,8 +44,33 @@ export interface AppDeps {
   debugPage?: Pick<DebugPageDeps, 'feed' | 'bundle'>;
 }
 
+/** A handler that may take a request on Node's objects before Hono does; returns whether it took it. */
+export type NodeFastPath = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+/** The fast path createApp built beside each app, for listen() (server.ts) to put before Hono's listener. */
+const fastPaths = new WeakMap<Hono, NodeFastPath>();
+
+/** The Node-level fast path of an app createApp built (POST /pools without write tokens), if any. */
+export function nodeFastPathOf(app: Hono): NodeFastPath | undefined {
+  return fastPaths.get(app);
+}
+
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
+  // Heartbeats without a token to check are served before Hono (heartbeat.ts, heartbeatFastPath); the
+  // route below still answers every heartbeat the fast path leaves, and app.request() in tests.
+  if (!deps.auth?.write) {
+    fastPaths.set(
+      app,
+      heartbeatFastPath({
+        store: deps.store,
+        leaseMs: deps.leaseMs,
+        heartbeatIntervalMs: deps.heartbeatIntervalMs,
+        onOutcome: deps.onHeartbeat,
+        logger: deps.logger,
+      }),
+    );
+  }
   // Without tokens every route is open: no guard runs (it would only pass each request on).
   if (deps.auth?.write || deps.auth?.read) {
     app.use(accessGuard({ ...deps.auth, onWriteRefused: () => deps.onHeartbeat?.('unauthorized') }));

@@ -1,8 +1,17 @@
 // POST /pools: a PoolRelay's heartbeat. Checks run in the order a client can fix them: type, size,
 // JSON, fields; only a request that passes every check reaches the store, so a refusal changes nothing.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'hono';
 import type { Logger } from 'pino';
-import { describeIssue, poolKey, readRegistration, registrationSchema, type HeartbeatReply, type Registration } from '../contract/index.js';
+import {
+  describeIssue,
+  MAX_BODY_BYTES,
+  poolKey,
+  readRegistration,
+  registrationSchema,
+  type HeartbeatReply,
+  type Registration,
+} from '../contract/index.js';
 import { canonicalJson } from '../store/canonical-json.js';
 import { StoreUnavailableError, type RegistrationStore } from '../store/types.js';
 import { ApiError } from './errors.js';
@@ -56,45 +65,109 @@ export function heartbeatHandler(deps: HeartbeatDeps) {
     } catch (error) {
       throw bodyAborted(deps, c, error);
     }
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch (error) {
+    return c.json(await acceptHeartbeat(deps, text));
+  };
+}
+
+/**
+ * What follows the read of a JSON body: the JSON, the registration's rules, the store. Throws the
+ * contract's ApiError for a refusal (counted as `invalid` or `unavailable`); counts `ok` and returns the
+ * reply otherwise.
+ */
+async function acceptHeartbeat(deps: HeartbeatDeps, text: string): Promise<HeartbeatReply> {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (error) {
+    deps.onOutcome?.('invalid');
+    throw new ApiError(400, 'invalid_json', `the body is not valid JSON: ${(error as Error).message}`);
+  }
+  // One walk checks a valid body and writes its canonical JSON; any other body goes to the schema,
+  // which names the field and the rule (registration-reader.ts).
+  let registration: Registration;
+  let json: string;
+  const read = readRegistration(body);
+  if (read) {
+    ({ registration, json } = read);
+  } else {
+    const parsed = registrationSchema.safeParse(body);
+    if (!parsed.success) {
       deps.onOutcome?.('invalid');
-      throw new ApiError(400, 'invalid_json', `the body is not valid JSON: ${(error as Error).message}`);
+      const { code, field, message } = describeIssue(parsed.error.issues);
+      throw new ApiError(400, code, message, field);
     }
-    // One walk checks a valid body and writes its canonical JSON; any other body goes to the schema,
-    // which names the field and the rule (registration-reader.ts).
-    let registration: Registration;
-    let json: string;
-    const read = readRegistration(body);
-    if (read) {
-      ({ registration, json } = read);
-    } else {
-      const parsed = registrationSchema.safeParse(body);
-      if (!parsed.success) {
-        deps.onOutcome?.('invalid');
-        const { code, field, message } = describeIssue(parsed.error.issues);
-        throw new ApiError(400, code, message, field);
-      }
-      registration = parsed.data;
-      json = canonicalJson(registration);
+    registration = parsed.data;
+    json = canonicalJson(registration);
+  }
+  try {
+    await deps.store.heartbeat(registration, json);
+  } catch (error) {
+    if (error instanceof StoreUnavailableError) {
+      deps.onOutcome?.('unavailable');
+      throw new ApiError(503, 'store_unavailable', `the registration store cannot be reached: ${error.message}`);
     }
-    try {
-      await deps.store.heartbeat(registration, json);
-    } catch (error) {
-      if (error instanceof StoreUnavailableError) {
-        deps.onOutcome?.('unavailable');
-        throw new ApiError(503, 'store_unavailable', `the registration store cannot be reached: ${error.message}`);
-      }
-      throw error;
-    }
-    deps.onOutcome?.('ok');
-    const reply: HeartbeatReply = {
-      pool: poolKey(registration),
-      lease_ms: deps.leaseMs,
-      heartbeat_interval_ms: deps.heartbeatIntervalMs,
-    };
-    return c.json(reply);
+    throw error;
+  }
+  deps.onOutcome?.('ok');
+  return { pool: poolKey(registration), lease_ms: deps.leaseMs, heartbeat_interval_ms: deps.heartbeatIntervalMs };
+}
+
+/** Decodes a body as @hono/node-server's text() does (UTF-8, a BOM dropped, bad bytes replaced). */
+const utf8 = new TextDecoder();
+/** A Host header the URL parser surely takes (the request listener refuses one it cannot build a URL from). */
+const PLAIN_HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?$/;
+
+function isPlainHost(host: string | undefined): boolean {
+  const match = host === undefined ? null : PLAIN_HOST.exec(host);
+  return match !== null && (match[1] === undefined || Number(match[1]) <= 65_535);
+}
+
+/**
+ * POST /pools served on Node's request and response, before Hono: the heartbeat is the one request every
+ * PoolRelay sends every few seconds, and Hono's request, context, routing and response objects cost
+ * about as much CPU as the heartbeat's own work (docs/design.md "Dependencies"). Only the plain case is
+ * taken: exactly `POST /pools`, a JSON Content-Type, a Content-Length within the limit, no
+ * Transfer-Encoding, a plain Host header, and no write tokens to check; every other request (an error to
+ * render before the body, a token, a chunked body) goes on to Hono, which answers it as before. Once the
+ * body is read, the same checks as the Hono route run (acceptHeartbeat), and a refusal has the same body.
+ * Returns whether it took the request.
+ */
+export function heartbeatFastPath(deps: HeartbeatDeps & { logger: Logger }): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const respond = (res: ServerResponse, status: number, body: unknown) => {
+    const text = JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  };
+  const fail = (req: IncomingMessage, res: ServerResponse, error: unknown) => {
+    if (error instanceof ApiError) return respond(res, error.status, error.body());
+    // As the app's error renderer does for anything that is not a contract error.
+    deps.logger.error({ err: error, method: req.method, path: '/pools' }, 'request failed');
+    respond(res, 500, { error: { code: 'internal', message: 'internal error' } });
+  };
+  return function fastHeartbeat(req, res) {
+    if (req.method !== 'POST' || req.url !== '/pools') return false;
+    const { headers } = req;
+    const length = headers['content-length'];
+    if (length === undefined || headers['transfer-encoding'] !== undefined || !(Number(length) <= MAX_BODY_BYTES)) return false;
+    if (!isJsonType(headers['content-type']) || !isPlainHost(headers.host)) return false;
+    const chunks: Buffer[] = [];
+    let ended = false;
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.once('end', () => {
+      ended = true;
+      const text = utf8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+      acceptHeartbeat(deps, text).then(
+        (reply) => respond(res, 200, reply),
+        (error: unknown) => fail(req, res, error),
+      );
+    });
+    // The client left before its body was complete: one quiet line and a count, as the Hono route does.
+    req.once('close', () => {
+      if (ended) return;
+      deps.onOutcome?.('aborted');
+      deps.logger.debug({ method: 'POST', path: '/pools', reason: 'aborted' }, 'request body aborted by the client');
+      if (!res.headersSent) respond(res, 400, new ApiError(400, 'invalid_json', 'the body ended before it was complete').body());
+    });
+    return true;
   };
 }

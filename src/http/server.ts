@@ -3,10 +3,11 @@
 import { createServer as createHttpsServer } from 'node:https';
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createHttpServer } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
+import { nodeFastPathOf } from './app.js';
 import type { Logger } from 'pino';
 import {
   DEFAULT_CONNECTION_LIMITS,
@@ -55,7 +56,14 @@ export async function listen(options: ListenOptions): Promise<RunningServer> {
   const serverOptions = { ...timeoutOptions(limits), ...('serverOptions' in tls ? tls.serverOptions : {}) };
   // @hono/node-server's listener, with an error handler: a request it cannot turn into a Request (a Host
   // header that is no host) gets the contract's error body instead of a bare 400.
-  const listener = getRequestListener(options.app.fetch, { hostname: options.host, errorHandler: requestErrorHandler(options.logger) });
+  const honoListener = getRequestListener(options.app.fetch, { hostname: options.host, errorHandler: requestErrorHandler(options.logger) });
+  // Heartbeats first, on Node's own request and response, when the app has that fast path (app.ts).
+  const fast = nodeFastPathOf(options.app);
+  const listener = fast
+    ? (req: IncomingMessage, res: ServerResponse) => {
+        if (!fast(req, res)) void honoListener(req, res);
+      }
+    : honoListener;
   const create = ('createServer' in tls ? tls.createServer : createHttpServer) as typeof createHttpServer;
   const server = await new Promise<Server>((resolve, reject) => {
     const s = create(serverOptions, listener);
