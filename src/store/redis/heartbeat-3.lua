@@ -17,11 +17,9 @@
   ARGV[3]  lease in ms
   ARGV[4]  change log cap (XADD MAXLEN ~)
 
-  Returns {changed, version, renewed_at_ms, upsert_id}
-    changed        1 when an upsert was logged (new pool or changed content), 0 for a plain renewal
-    version        the registration's version after this heartbeat (1 for a new lease)
-    renewed_at_ms  Redis TIME in ms; the lease's deadline is renewed_at_ms + lease
-    upsert_id      stream id of the logged upsert, "" for a plain renewal
+  Returns changed: 1 when an upsert was logged (new pool or changed content), 0 for a plain renewal.
+  (One integer: the heartbeat runs for every PoolRelay every few seconds, and the version, the renewal
+  time and the upsert's id are in the hash and the log for whoever needs them.)
 ]]
 local poolHash = KEYS[1]
 local deadlines = KEYS[2]
@@ -71,9 +69,8 @@ end
 redis.call('PEXPIREAT', poolHash, now + leaseMs)
 redis.call('ZADD', deadlines, now + leaseMs, member)
 
-local upsertId = ''
 if changed == 1 then
-  upsertId = redis.call('XADD', changes, 'MAXLEN', '~', cap, '*', 'type', 'upsert', 'key', member,
+  redis.call('XADD', changes, 'MAXLEN', '~', cap, '*', 'type', 'upsert', 'key', member,
     'registration', registration, 'renewed_at_ms', now, 'lease_ms', leaseMs, 'version', version)
 end
-return {changed, version, now, upsertId}
+return changed

@@ -25,7 +25,7 @@ export interface WriteScriptCommands {
     registrationJson: string,
     leaseMs: number,
     changeLogCap: number,
-  ): Promise<[changed: number, version: number, renewedAtMs: number, upsertId: string]>;
+  ): Promise<number>;
   poolscopeLapse(poolHash: string, deadlines: string, changes: string, poolKey: string, changeLogCap: number): Promise<number>;
 }
 

@@ -67,7 +67,7 @@ class RedisStore implements RegistrationStore {
   async heartbeat(registration: Registration, canonical?: string): Promise<HeartbeatResult> {
     const key = poolKey(registration);
     const { runner, keys, client } = this.session;
-    const [changed] = await runner.run('heartbeat', () =>
+    const changed = await runner.run('heartbeat', () =>
       client.poolscopeHeartbeat(
         keys.pool(key),
         keys.deadlines,
