@@ -65,8 +65,9 @@ export const MIN_SWEEP_GAP_MS = 10;
  */
 export function nextSweepDelayMs(intervalMs: number, outcome: unknown): number {
   const due = (outcome as Partial<SweepResult> | undefined)?.nextDueInMs;
-  if (typeof due !== 'number' || !Number.isFinite(due)) return intervalMs;
-  return Math.min(intervalMs, Math.max(MIN_SWEEP_GAP_MS, Math.ceil(due) + 1));
+  // False for anything but a finite number (Number.isFinite does not convert).
+  if (!Number.isFinite(due)) return intervalMs;
+  return Math.min(intervalMs, Math.max(MIN_SWEEP_GAP_MS, Math.ceil(due as number) + 1));
 }
 
 export class StoreFeed {
@@ -110,8 +111,8 @@ export class StoreFeed {
     this.lastReadAtMs = (this.options.now ?? Date.now)();
   }
 
+  /** Runs only from the timer, which stop() clears and scheduleSweep() never sets after it. */
   private async sweepOnce(): Promise<void> {
-    if (this.abort.signal.aborted) return;
     let nextMs = this.sweepIntervalMs();
     try {
       const { sweep, sink, store } = this.options;
