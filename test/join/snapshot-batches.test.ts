@@ -121,6 +121,7 @@ describe('Join: a store snapshot in batches', () => {
     store.breakWatches(new PositionLostError('0-0'));
     await eventually(() => expect(join.view.list().pools.map((p) => p.name).sort()).toEqual(['pool-0', 'pool-2', 'pool-4']));
     expect(join.directory.get(poolKey(registration({ name: 'pool-1' })))?.getSnapshot().value).toBe('lapsed');
+    expect(join.directory.size).toBe(5);
   });
 });
 
