@@ -33,3 +33,8 @@ export class HandDrivenSliceSource implements SliceSource {
     this.started.status(synced, reason);
   }
 }
+
+/** The EndpointSlice loop failed unexpectedly (`reason`) or is synced again (`undefined`). */
+export function sliceLoopDown(source: HandDrivenSliceSource, reason: string | undefined): void {
+  (source as unknown as { listener: SliceSourceListener }).listener.loopDown(reason);
+}
