@@ -90,13 +90,13 @@ describe('redis store', () => {
 
   it('reads a snapshot in steps that stays exact while pools change under it', async () => {
     const prefix = randomPrefix('steps');
-    // 1,500 long leases: several ZSCAN steps over a hash-table-encoded set. A second instance churns
+    // 12,000 long leases: two ZSCAN steps of up to 10,000 members, 12 read scripts. A second instance churns
     // with short leases (new pools, changed content, lapses) while a third reads snapshots and follows.
     const [bulk, churn, reader] = [openStore(prefix, 60_000), openStore(prefix, 300), openStore(prefix, 60_000)];
     const recorders: WatchRecorder[] = [];
     try {
-      for (let i = 0; i < 1500; i += 100) {
-        await Promise.all(Array.from({ length: 100 }, (_, j) => bulk.heartbeat(registration(`bulk-${i + j}`))));
+      for (let i = 0; i < 12_000; i += 1000) {
+        await Promise.all(Array.from({ length: 1000 }, (_, j) => bulk.heartbeat(registration(`bulk-${i + j}`))));
       }
       const churnUntil = Date.now() + 1200;
       const heartbeats = (async () => {
