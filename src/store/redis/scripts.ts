@@ -12,7 +12,7 @@ export interface ReadScriptCommands {
   poolscopeDue(deadlines: string, limit: number, graceMs: number, fromDeadline: string, skip: number): Promise<DueReply>;
   poolscopeReadChanges(changes: string, position: string, count: number): Promise<ReadChangesReply>;
   /** numberOfKeys first, then the pool hashes (an array is sent flattened). */
-  poolscopeReadPools(numberOfKeys: number, poolHashes: string[]): Promise<PoolFieldsReply[]>;
+  poolscopeReadPools(numberOfKeys: number, poolHashes: string[]): Promise<PoolFieldsReply>;
 }
 
 /** Raw replies of the scripts that write (the home region's store only). */
@@ -40,14 +40,11 @@ export type SnapshotRecordReply = [
   version: string,
   changedAtMs: string | null,
 ];
-/** read-pools-n.lua's row for one pool; null fields when its hash is gone. */
-export type PoolFieldsReply = [
-  registrationJson: string | null,
-  renewedAtMs: string | null,
-  leaseMs: string | null,
-  version: string | null,
-  changedAtMs: string | null,
-];
+/**
+ * read-pools-n.lua's reply: five fields per pool, flat (registration JSON, renewed_at_ms, lease_ms,
+ * version, changed_at_ms); null fields when its hash is gone.
+ */
+export type PoolFieldsReply = (string | null)[];
 /** Stream entries as XRANGE gives them: [id, [field, value, ...]]. */
 export type StreamEntryReply = [id: string, fields: string[]];
 export type ReadChangesReply = [1, StreamEntryReply[]] | [0];

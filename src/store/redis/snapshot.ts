@@ -46,7 +46,7 @@ import type { RedisClient } from './connection.js';
 import type { StoreKeys } from './keys.js';
 import type { ReplicaLink } from './replica-link.js';
 import { MalformedReplyError, parseSnapshotRecord, readEntry, type UnreadableEntry } from './replies.js';
-import type { ReadScriptCommands } from './scripts.js';
+import type { PoolFieldsReply, ReadScriptCommands } from './scripts.js';
 
 /** Members per ZSCAN step (about: a hint to Redis) and hashes per read script. */
 const SCAN_COUNT = 10_000;
@@ -82,7 +82,6 @@ export interface ReadSnapshotOptions {
 }
 
 type ReadClient = RedisClient & ReadScriptCommands;
-type PoolRows = Awaited<ReturnType<ReadScriptCommands['poolscopeReadPools']>>;
 
 export async function readSnapshot({ runner, keys, epoch, replicaLink, skipUnreadable }: ReadSnapshotOptions): Promise<StoreSnapshot> {
   const newestPosition = async () => {
@@ -156,14 +155,18 @@ async function readLeases(
   skipUnreadable: (entry: UnreadableEntry) => void,
 ): Promise<{ records: Map<PoolKey, LeaseRecord>; after: string }> {
   const records = new Map<PoolKey, LeaseRecord>();
-  const store = (members: string[], rows: PoolRows) => {
-    rows.forEach(([registration, renewedAtMs, leaseMs, version, changedAtMs], i) => {
+  const store = (members: string[], fields: PoolFieldsReply) => {
+    members.forEach((key, i) => {
+      const at = i * 5;
+      const registration = fields[at];
+      const renewedAtMs = fields[at + 1];
+      const leaseMs = fields[at + 2];
+      const version = fields[at + 3];
       // A member whose hash is gone ran out: the hash expired at its deadline and no sweep has come by
       // yet (the sweep, or a follower's dueLapses, still reports its lapse).
       if (registration == null || renewedAtMs == null || leaseMs == null || version == null) return;
-      const key = members[i]!;
       try {
-        records.set(key, parseSnapshotRecord([key, registration, renewedAtMs, leaseMs, version, changedAtMs]));
+        records.set(key, parseSnapshotRecord([key, registration, renewedAtMs, leaseMs, version, fields[at + 4] as string | null]));
       } catch (error) {
         // That one pool is left out; the rest of the snapshot stands (docs/contract.md §8).
         if (!(error instanceof MalformedReplyError)) throw error;
@@ -183,7 +186,7 @@ async function readLeases(
       const hashes = members.map((member) => keys.pool(member));
       const read = runner
         .run('snapshot', (client) => (client as ReadClient).poolscopeReadPools(hashes.length, hashes))
-        .then((rows) => store(members, rows));
+        .then((fields) => store(members, fields));
       // Awaited below; a failure meanwhile must not count as unobserved (the next ZSCAN fails with it).
       read.catch(() => {});
       reads.push(read);
