@@ -2,12 +2,11 @@
 // in `/debug/pools` for ten minutes (at most 10,000 of them)"), pinned on a PoolDirectory built the way the
 // join builds it, with no retention options: ten minutes on the wall clock, forgotten by the directory's
 // own timer, and never more than 10,000 left pools however fast they leave.
-import { SimulatedClock } from 'xstate';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { poolKey, type PoolKey } from '../../src/contract/index.js';
 import { PoolDirectory } from '../../src/join/pool-directory.js';
-import { EVENTS, LEASE_MS } from '../machines/pool-events.js';
-import { silentLogger } from '../support/logs.js';
+import { EVENTS } from '../machines/pool-events.js';
+import { directoryOnTestClocks } from './support.js';
 
 const TEN_MINUTES = 10 * 60_000;
 const MAX_RETAINED = 10_000;
@@ -16,18 +15,7 @@ const keyNamed = (name: string): PoolKey => poolKey({ cluster_id: 'c1', namespac
 
 /** A directory with the join's options (registrations mode, no retention options), its clocks the test's. */
 function defaultDirectory() {
-  const wall = { now: 1_700_000_000_000 };
-  const clock = new SimulatedClock();
-  const directory = new PoolDirectory({
-    mode: 'registrations',
-    leaseMs: LEASE_MS,
-    logger: silentLogger(),
-    frontendServiceSuffix: '-frontend',
-    frontendPortName: 'http',
-    now: () => wall.now,
-    clock,
-    onSnapshot: () => {},
-  });
+  const { directory, wall, clock } = directoryOnTestClocks('registrations');
   /** The wall clock, the actors' clock and the directory's timer move together. */
   const advance = (ms: number) => {
     wall.now += ms;

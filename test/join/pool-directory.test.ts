@@ -1,13 +1,13 @@
 // The actor directory: one actor per pool key, retention of pools that left (docs/contract.md §3: visible in
 // /debug for a while, bounded in number, then stopped), and the warnings with the fields §3 names.
-import { SimulatedClock } from 'xstate';
 import { afterEach, describe, expect, it } from 'vitest';
 import { poolKey, type PoolKey, type PoolState } from '../../src/contract/index.js';
 import { PoolDirectory, hasLeft, type PoolDirectoryOptions } from '../../src/join/pool-directory.js';
 import type { WarningKind } from '../../src/join/warnings.js';
 import type { PoolMode } from '../../machines/pool.machine.js';
 import { EVENTS, LEASE_MS, type EventName } from '../machines/pool-events.js';
-import { captureLogs, silentLogger } from '../support/logs.js';
+import { captureLogs } from '../support/logs.js';
+import { directoryOnTestClocks } from './support.js';
 import { registration } from '../support/registration.js';
 
 const RETENTION_MS = 60_000;
@@ -17,17 +17,8 @@ afterEach(() => {
 });
 
 function directoryFor(mode: PoolMode, options: Partial<PoolDirectoryOptions> = {}) {
-  const wall = { now: 1_700_000_000_000 };
-  const clock = new SimulatedClock();
   const snapshots: Array<{ key: PoolKey; state: PoolState }> = [];
-  const directory = new PoolDirectory({
-    mode,
-    leaseMs: LEASE_MS,
-    logger: silentLogger(),
-    frontendServiceSuffix: '-frontend',
-    frontendPortName: 'http',
-    now: () => wall.now,
-    clock,
+  const { directory, wall, advance } = directoryOnTestClocks(mode, {
     retentionMs: RETENTION_MS,
     onSnapshot: (key, snapshot) => snapshots.push({ key, state: snapshot.value as PoolState }),
     ...options,
@@ -35,11 +26,6 @@ function directoryFor(mode: PoolMode, options: Partial<PoolDirectoryOptions> = {
   directories.push(directory);
   const send = (key: PoolKey, name: EventName) => directory.send(key, EVENTS[name]);
   const stateOf = (key: PoolKey) => directory.get(key)?.getSnapshot().value;
-  /** Advance the wall clock and the actors' clock together. */
-  const advance = (ms: number) => {
-    wall.now += ms;
-    clock.increment(ms);
-  };
   return { directory, send, stateOf, advance, wall, snapshots };
 }
 

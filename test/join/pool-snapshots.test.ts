@@ -2,13 +2,14 @@
 // its lease starts where the machine itself would have taken it, without running it when that state's entry
 // has no effect; every step reports the chart's transitions taken; delayed events are scheduled and
 // cancelled on the clock as the machine's `after` asks.
-import { SimulatedClock, initialTransition, transition, type AnyTransitionDefinition } from 'xstate';
+import { initialTransition, transition, type AnyTransitionDefinition } from 'xstate';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { poolKey, type PoolKey } from '../../src/contract/index.js';
 import { PoolDirectory, quietEntries, type PoolDirectoryOptions, type PoolStep } from '../../src/join/pool-directory.js';
 import { poolMachine, type PoolEvent, type PoolMode } from '../../machines/pool.machine.js';
 import { EVENTS, LEASE_MS, type EventName } from '../machines/pool-events.js';
-import { captureLogs, silentLogger } from '../support/logs.js';
+import { captureLogs } from '../support/logs.js';
+import { directoryOnTestClocks } from './support.js';
 import { registration } from '../support/registration.js';
 
 const A = poolKey(registration({ name: 'pool-a' }));
@@ -20,26 +21,9 @@ afterEach(() => {
 });
 
 function directoryFor(mode: PoolMode, options: Partial<PoolDirectoryOptions> = {}) {
-  const wall = { now: NOW };
-  const clock = new SimulatedClock();
   const steps: PoolStep[] = [];
-  const directory = new PoolDirectory({
-    mode,
-    leaseMs: LEASE_MS,
-    logger: silentLogger(),
-    frontendServiceSuffix: '-frontend',
-    frontendPortName: 'http',
-    now: () => wall.now,
-    clock,
-    onSnapshot: () => {},
-    inspect: (step) => steps.push(step),
-    ...options,
-  });
+  const { directory, wall, advance } = directoryOnTestClocks(mode, { inspect: (step) => steps.push(step), ...options }, NOW);
   directories.push(directory);
-  const advance = (ms: number) => {
-    wall.now += ms;
-    clock.increment(ms);
-  };
   return { directory, steps, advance, wall };
 }
 
