@@ -140,8 +140,9 @@ describe('redis store', () => {
 
   it('keeps in a snapshot a pool renewed, silently, after its step was read', async () => {
     const prefix = randomPrefix('silent');
-    // A lease shorter than the read of 3,000 pools: the renewed pool's hash is read with a deadline that
-    // passes before the read ends, while renewals (which log nothing) keep the lease itself live.
+    // A lease shorter than the read of 15,000 pools (two ZSCAN steps, pipelined): the renewed pool's hash is
+    // read with a deadline that passes before the read ends, while renewals (which log nothing) keep the
+    // lease itself live.
     const [bulk, renewed, reader] = [openStore(prefix, 60_000), openStore(prefix, 40), openStore(prefix, 60_000)];
     const pool = registration('renewed-every-5-ms');
     let renewing = true;
@@ -149,8 +150,8 @@ describe('redis store', () => {
       while (renewing) await Promise.all([renewed.heartbeat(pool), pause(5)]);
     })();
     try {
-      for (let i = 0; i < 3000; i += 250) {
-        await Promise.all(Array.from({ length: 250 }, (_, j) => bulk.heartbeat(registration(`bulk-${i + j}`))));
+      for (let i = 0; i < 15_000; i += 500) {
+        await Promise.all(Array.from({ length: 500 }, (_, j) => bulk.heartbeat(registration(`bulk-${i + j}`))));
       }
       let outlasted = 0;
       for (let attempt = 0; attempt < 10 && outlasted < 2; attempt += 1) {
