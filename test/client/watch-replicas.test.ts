@@ -59,6 +59,12 @@ describe('on one Redis', () => {
     relay(b.url, 'p1');
     const t = follow([a.url, b.url]);
     await waitFor(() => knows(t, 'p1') && t.watch.status.server === a.url && t.watch.status.complete, { timeoutMs: 10_000 });
+    // b lists p1 too before a dies: a replica that has just started may list p1 a few ms after another
+    // (it follows the change log), and a complete list without it would rightly remove it.
+    await waitFor(async () => {
+      const list = (await (await fetch(`${b.url}/pools`)).json()) as { complete: boolean; pools: { name: string }[] };
+      return list.complete && list.pools.some((p) => p.name === 'p1');
+    }, { timeoutMs: 10_000 });
     await a.stop('SIGKILL');
     await waitFor(() => t.watch.status.server === b.url && t.watch.status.transport === 'sse', { timeoutMs: 10_000 });
     relay(b.url, 'p2');
