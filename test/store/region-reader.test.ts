@@ -284,7 +284,7 @@ describe('region reader across a WAN path', () => {
     expect(await reader.dueLapses()).toEqual([]);
   });
 
-  it('reads a snapshot of 12,000 pools in four round trips: its steps are pipelined', async () => {
+  it('reads a snapshot of 12,000 pools in three round trips: its steps are pipelined', async () => {
     const delayMs = 400;
     const prefix = randomPrefix('pipelined');
     const store = openStore(master.url, prefix, LONG_LEASE_MS);
@@ -300,10 +300,11 @@ describe('region reader across a WAN path', () => {
     const roundTrips = (performance.now() - started) / (2 * delayMs);
     expect(snapshot.records).toHaveLength(12_000);
     // Two ZSCAN steps (10,000 and 2,000 members), 12 read scripts: the position with the first step, the
-    // second step with the first step's reads, its reads with the position after, the epoch. One more
-    // round trip anywhere (a step waiting for its reads, reads one after another) makes five.
-    expect(roundTrips).toBeGreaterThanOrEqual(4);
-    expect(roundTrips).toBeLessThan(5);
+    // second step with the first step's reads, its reads with the position after, the clock and the
+    // epoch. One more round trip anywhere (a step waiting for its reads, reads one after another, the
+    // epoch on its own) makes four. (Not 3 exactly: a delay timer may fire a fraction of a ms early.)
+    expect(roundTrips).toBeGreaterThan(2.5);
+    expect(roundTrips).toBeLessThan(4);
   });
 
   it('gets a change no sooner than the path delivers it, and without a poll delay', async () => {

@@ -19,8 +19,10 @@
 // Pipelined, one round trip per step (a WAN link to another region's Redis pays each one): the first ZSCAN
 // goes out behind the reads of P0 and the start time, each next ZSCAN as soon as the cursor before it is
 // known, ahead of the read scripts of the step before (1,000 hashes each), and P1 behind the last read
-// script. All of them go on the one connection, and Redis runs one connection's commands in the order
-// sent, so P0 is still read before the scan and P1 after every hash was read. A step is up to 10,000
+// script, with the store's clock, its epoch and the replica check behind P1 (a round trip of their own
+// only when the log had to be read after P1). All of them go on the one connection, and Redis runs one
+// connection's commands in the order sent, so P0 is still read before the scan and P1 after every hash
+// was read. A step is up to 10,000
 // members: a ZSCAN of that many takes Redis about 5-12 ms, a read script of 1,000 hashes about 6 ms, so
 // no single command blocks Redis for long.
 //
@@ -84,10 +86,17 @@ export interface ReadSnapshotOptions {
 type ReadClient = RedisClient & ReadScriptCommands;
 
 export async function readSnapshot({ runner, keys, epoch, replicaLink, skipUnreadable }: ReadSnapshotOptions): Promise<StoreSnapshot> {
-  const newestPosition = async () => {
-    const [newest] = await runner.run('snapshot', (client) => client.xrevrange(keys.changes, '+', '-', 'COUNT', 1));
-    return newest?.[0] ?? '0-0';
-  };
+  // The clock, the epoch, and whether a replica's data is current at all: sent beside another command.
+  const closing = (client: RedisClient) =>
+    Promise.all([client.time(), readEpoch(client, keys, epoch), replicaLink.check(client)]).then(
+      ([[seconds, micros], currentEpoch]) => ({ nowMs: Number(seconds) * 1000 + Math.floor(Number(micros) / 1000), epoch: currentEpoch }),
+    );
+  // P1, with the closing reads behind it in the same round trip.
+  const newestPosition = () =>
+    runner.run('snapshot', async (client) => {
+      const [[newest], closed] = await Promise.all([client.xrevrange(keys.changes, '+', '-', 'COUNT', 1), closing(client)]);
+      return { after: newest?.[0] ?? '0-0', closed };
+    });
 
   for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
     // Sent in one turn on the one connection, so Redis runs them in this order: the first ZSCAN step goes
@@ -96,7 +105,7 @@ export async function readSnapshot({ runner, keys, epoch, replicaLink, skipUnrea
       const [[newest], [seconds, micros]] = await Promise.all([client.xrevrange(keys.changes, '+', '-', 'COUNT', 1), client.time()]);
       return [newest?.[0] ?? '0-0', Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)] as const;
     });
-    const [[before, startMs], { records, after }] = await Promise.all([started, readLeases(runner, keys, newestPosition, skipUnreadable)]);
+    const [[before, startMs], { records, after, closed }] = await Promise.all([started, readLeases(runner, keys, newestPosition, skipUnreadable)]);
 
     let position = before;
     let reachable = true;
@@ -118,11 +127,8 @@ export async function readSnapshot({ runner, keys, epoch, replicaLink, skipUnrea
     }
     if (!reachable) continue;
 
-    // One round trip: the clock, the epoch, and whether a replica's data is current at all.
-    const [[seconds, micros], currentEpoch] = await runner.run('snapshot', (client) =>
-      Promise.all([client.time(), readEpoch(client, keys, epoch), replicaLink.check(client)]),
-    );
-    const nowMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    // Read behind P1; read again when the log was read after it, so they are never older than the position.
+    const { nowMs, epoch: currentEpoch } = position === before ? closed : await runner.run('snapshot', closing);
     const live = [...records.values()].filter((record) => record.deadlineMs > startMs);
     return { records: live, position, nowMs, epoch: currentEpoch };
   }
@@ -148,12 +154,12 @@ async function readEpoch(client: RedisClient, keys: StoreKeys, access: EpochAcce
  * the read scripts of the previous step's members, so a step costs one round trip. The newest position
  * goes out behind the last read script, on the same connection, so it is read after every hash.
  */
-async function readLeases(
+async function readLeases<Tail extends { after: string }>(
   runner: CommandRunner,
   keys: StoreKeys,
-  newestPosition: () => Promise<string>,
+  newestPosition: () => Promise<Tail>,
   skipUnreadable: (entry: UnreadableEntry) => void,
-): Promise<{ records: Map<PoolKey, LeaseRecord>; after: string }> {
+): Promise<Tail & { records: Map<PoolKey, LeaseRecord> }> {
   const records = new Map<PoolKey, LeaseRecord>();
   const store = (members: string[], fields: PoolFieldsReply) => {
     members.forEach((key, i) => {
@@ -193,8 +199,8 @@ async function readLeases(
     }
     if (next === '0') break;
   }
-  const [after] = await Promise.all([newestPosition(), ...reads]);
-  return { records, after };
+  const [tail] = await Promise.all([newestPosition(), ...reads]);
+  return { ...tail, records };
 }
 
 /** Orders stream ids (`ms-seq`, or "0-0"). */
