@@ -101,6 +101,29 @@ describe('redis store outages', () => {
     }
   });
 
+  it('tells onAvailable as soon as a new connection passes its ready check, before any command succeeds', async () => {
+    const store = openStore();
+    let told = 0;
+    const unsubscribe = store.onAvailable!(() => {
+      told += 1;
+    });
+    try {
+      await store.heartbeat(registration('before'));
+      await redis.kill();
+      expect((await timed(store.heartbeat(registration('before')))).error).toBeInstanceOf(StoreUnavailableError);
+      expect(told).toBe(0);
+      await redis.restart();
+      // No command is sent meanwhile: the reconnection alone says Redis answers again (a feed waiting
+      // out its backoff re-reads then, not a round trip after its next command).
+      await eventually(() => told === 1, { what: 'onAvailable after the reconnection', timeoutMs: 5000 });
+      await store.heartbeat(registration('after'));
+      expect(told).toBe(1);
+    } finally {
+      unsubscribe();
+      await store.close();
+    }
+  });
+
   it('answers with StoreUnavailableError when Redis was never reachable', async () => {
     const url = `redis://127.0.0.1:${await freePort()}`;
     const store = createRedisStore({ url, prefix: randomPrefix(), leaseMs: 1000, commandTimeoutMs: COMMAND_TIMEOUT_MS, logger: silentLogger() });

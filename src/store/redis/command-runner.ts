@@ -44,6 +44,9 @@ export class CommandRunner {
       stream?.on('data', () => {
         this.lastDataAt = performance.now();
       });
+      // Redis answered the connection's ready check: whoever waits to retry (a store feed in its backoff)
+      // may go now rather than after its next command succeeds, a round trip later.
+      if (this.available === false) this.succeeded();
     });
   }
 
@@ -70,7 +73,10 @@ export class CommandRunner {
     }
   }
 
-  /** `listener` is called each time a command succeeds after a failure. Returns the unsubscribe function. */
+  /**
+   * `listener` is called each time Redis answers after a failure: a command succeeds, or a new connection
+   * passes its ready check. Returns the unsubscribe function.
+   */
   onAvailable(listener: () => void): () => void {
     this.availableListeners.add(listener);
     return () => {
