@@ -15,6 +15,7 @@ import { startPoolscope, type PoolscopeProcess } from '../../test/support/proces
 import { startPrivateRedis, type PrivateRedis } from '../../test/support/redis-server.js';
 import { waitFor } from '../../test/support/wait.js';
 import { track } from './children.js';
+import { cpuProfileArgs } from './replicas.js';
 import { startWan, type WanProxy, type WanTap } from './wan.js';
 
 export interface RegionSite {
@@ -144,7 +145,7 @@ async function startRegionReplica(site: RegionSite, options: StartRegionsOptions
     ],
     // info: the replica logs each snapshot it applies (`store snapshot applied`, with read_ms), and each
     // region it stops and starts reading again; a handful of lines, nothing per request.
-    { env: { POOLSCOPE_LOG_LEVEL: 'info' } },
+    { env: { POOLSCOPE_LOG_LEVEL: 'info' }, nodeArgs: cpuProfileArgs() },
   );
   track(replica.child);
   return replica;

@@ -25,7 +25,7 @@ export async function startReplica(options: ReplicaOptions): Promise<PoolscopePr
 }
 
 /** Node flags that make a replica write a CPU profile into BENCH_CPU_PROF when it exits (Node refuses them in NODE_OPTIONS). */
-function cpuProfileArgs(): string[] {
+export function cpuProfileArgs(): string[] {
   const dir = process.env.BENCH_CPU_PROF;
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 }
