@@ -71,6 +71,8 @@ export class Join {
   /** Why the EndpointSlice loop is down (failed unexpectedly, restarting), for /healthz. */
   private sliceLoopDown: string | undefined;
   private readonly completenessListeners = new Set<(completeness: Completeness) => void>();
+  /** The drop under way for each region being dropped; a snapshot of the region (or stop) ends it. */
+  private readonly dropping = new Map<string, symbol>();
 
   constructor(private readonly options: JoinOptions) {
     this.mode = options.poolDiscovery === 'registrations' ? 'registrations' : 'mcs';
@@ -157,6 +159,7 @@ export class Join {
 
   async stop(): Promise<void> {
     if (this.warmupTimer) clearTimeout(this.warmupTimer);
+    this.dropping.clear();
     await Promise.all([...this.feeds.map((f) => f.stop()), this.options.slices?.stop()]);
     this.directory.stop();
   }
@@ -248,6 +251,8 @@ export class Join {
    * marks the region read (complete) only when this settles.
    */
   private async applyStoreSnapshot(region: string, snapshot: StoreSnapshot, holdMissing: boolean): Promise<void> {
+    // A drop of this region under way stops here: this read decides the pools it has not reached.
+    this.dropping.delete(region);
     const live = new Set<PoolKey>();
     const size = this.options.applyBatchSize ?? DEFAULT_BATCH_SIZE;
     await this.view.batchAsync(async () => {
@@ -275,12 +280,25 @@ export class Join {
     }
   }
 
-  /** The hold ran out: a `delete` per pool that no other region holds (not batched: watchers see each). */
-  private dropRegion(region: string): void {
+  /**
+   * The hold ran out: a `delete` per pool that no other region holds, each its own event (watchers see
+   * each, not a resync), in batches that yield the event loop (dropping 100,000 pools at once would stall
+   * heartbeats and probes for seconds). A snapshot of the region applied meanwhile ends the drop: it
+   * decides every pool the drop has not reached. Resolves true when the drop went through.
+   */
+  private async dropRegion(region: string): Promise<boolean> {
+    const drop = Symbol(region);
+    this.dropping.set(region, drop);
     const holding: PoolKey[] = [];
     for (const [key, context] of this.directory.contexts()) if (context.leases[region]) holding.push(key);
-    for (const key of holding) this.directory.send(key, { type: 'REGION_DROPPED', region });
+    const current = () => this.dropping.get(region) === drop;
+    await inBatches(holding, this.options.applyBatchSize ?? DEFAULT_BATCH_SIZE, (key) => {
+      if (current()) this.directory.sendIfKnown(key, { type: 'REGION_DROPPED', region });
+    });
+    if (!current()) return false;
+    this.dropping.delete(region);
     this.options.onRegionDropped?.(region);
+    return true;
   }
 
   private applySlices(key: PoolKey, endpoints: PoolEndpoints | null): void {

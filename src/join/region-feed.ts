@@ -15,8 +15,11 @@ export interface RegionFeedSink {
   due(region: string, lapses: DueLapse[]): void;
   /** The region's status changed (readable, refilling, held, dropped). */
   status(region: string): void;
-  /** The hold ran out: every lease of the region counts as gone on this replica. */
-  drop(region: string): void;
+  /**
+   * The hold ran out: every lease of the region counts as gone on this replica. Resolves true once every
+   * pool has been dropped, false when the drop ended early (a snapshot of the region came meanwhile).
+   */
+  drop(region: string): boolean | Promise<boolean>;
 }
 
 export interface RegionFeedOptions {
@@ -178,13 +181,16 @@ export class RegionFeed {
     );
     this.holdTimer = setTimeout(() => {
       this.holdTimer = undefined;
-      this.dropped = true;
       logger.warn(
         { region, unreachable_since: new Date(this.unreachableSinceMs ?? this.now()).toISOString(), hold_ms: holdMs },
         'region unreadable for longer than the hold; dropping its pools until it is read again',
       );
-      this.options.sink.drop(region);
-      this.options.sink.status(region);
+      // The entry says dropped once its pools are gone (a region read again meanwhile is not dropped).
+      void Promise.resolve(this.options.sink.drop(region)).then((dropped) => {
+        if (!dropped || this.readable) return;
+        this.dropped = true;
+        this.options.sink.status(region);
+      });
     }, holdMs);
     this.holdTimer.unref();
   }

@@ -23,7 +23,7 @@ afterEach(async () => {
 });
 
 /** Regions r1 (home) and r2 (followed); leases long enough not to lapse unless a test wants them to. */
-function startRegions(options: { leaseMs?: number } = {}) {
+function startRegions(options: { leaseMs?: number; applyBatchSize?: number } = {}) {
   const leaseMs = options.leaseMs ?? 60_000;
   const r1 = new DelegatingStore(createMemoryStore({ leaseMs }), { forgetsOnRestart: false });
   const r2 = new DelegatingStore(createMemoryStore({ leaseMs }), { forgetsOnRestart: false });
@@ -36,6 +36,7 @@ function startRegions(options: { leaseMs?: number } = {}) {
     sweepIntervalMs: 20,
     dueGraceMs: 20,
     storeBackoff: { initialMs: 20, maxMs: 40 },
+    applyBatchSize: options.applyBatchSize,
   });
   running.push({ join, stores: [r1, r2] });
   const events: WatchEvent[] = [];
@@ -117,6 +118,66 @@ describe('Join across regions', () => {
     expect(list(join).pools.map((p) => p.name)).toEqual(['pool-a', 'pool-b', 'shared']);
     expect(leaseRegionsOf(join)).toEqual({ 'pool-a': ['r1'], 'pool-b': ['r2'], shared: ['r1', 'r2'] });
     expect(list(join).complete).toBe(true);
+  });
+
+  it('drops a large region in batches: the event loop turns between them, and watchers see a delete per pool', async () => {
+    const { join, r2, events } = startRegions({ applyBatchSize: 10 });
+    const names = Array.from({ length: 100 }, (_, i) => `bulk-${i}`);
+    for (const name of names) await r2.heartbeat(registration({ cluster_id: 'c2', namespace: 'llm', name }));
+    await eventually(() => expect(list(join).pools).toHaveLength(100));
+    await eventually(() => expect(list(join).complete).toBe(true));
+    events.length = 0;
+    // Where the drop stands when the event loop first turns after its first delete.
+    let deletesAtNextTurn: number | undefined;
+    join.view.subscribe((event) => {
+      if (event.kind === 'delete' && deletesAtNextTurn === undefined) {
+        deletesAtNextTurn = -1;
+        setImmediate(() => (deletesAtNextTurn = events.filter((e) => e.kind === 'delete').length));
+      }
+    });
+
+    r2.setCut(true, new StoreUnavailableError('redis store: connection held'));
+    await eventually(() => expect(region(join, 'r2')?.dropped).toBe(true), { timeoutMs: HOLD_MS + 2000 });
+    // The entry says dropped once every pool is gone, each in a delete of its own.
+    expect(list(join).pools).toEqual([]);
+    const deleted = events.filter((e) => e.kind === 'delete').map((e) => (e.kind === 'delete' ? e.data.pool.name : ''));
+    expect(deleted.sort()).toEqual([...names].sort());
+    // Not in one turn: the loop ran between the first batch and the rest.
+    expect(deletesAtNextTurn).toBeGreaterThanOrEqual(10);
+    expect(deletesAtNextTurn).toBeLessThan(100);
+  });
+
+  it('a region read again while its drop is under way: the drop stops there and every pool it holds stays', async () => {
+    const { join, r2 } = startRegions({ applyBatchSize: 1 });
+    // A store may give its records in any order (Redis's ZSCAN does): here the reverse of the order this
+    // replica first saw them in, so the snapshot reaches pools the drop has not reached yet.
+    const read = r2.snapshot.bind(r2);
+    r2.snapshot = async () => {
+      const snapshot = await read();
+      return { ...snapshot, records: [...snapshot.records].reverse() };
+    };
+    const names = Array.from({ length: 3000 }, (_, i) => `bulk-${i}`);
+    for (const name of names) await r2.heartbeat(registration({ cluster_id: 'c2', namespace: 'llm', name }));
+    await eventually(() => expect(list(join).pools).toHaveLength(3000));
+    await eventually(() => expect(list(join).complete).toBe(true));
+    // The region answers again as soon as the drop has begun, so its snapshot comes while the drop,
+    // one pool a turn, is still under way (how far it got by then does not matter: see below).
+    let reopened = false;
+    join.view.subscribe((event) => {
+      if (event.kind === 'delete' && !reopened) {
+        reopened = true;
+        r2.setCut(false);
+      }
+    });
+    r2.setCut(true, new StoreUnavailableError('redis store: connection held'));
+    await eventually(() => expect(reopened).toBe(true), { timeoutMs: HOLD_MS + 2000 });
+    await eventually(() => expect(region(join, 'r2')).toEqual({ name: 'r2', complete: true, dropped: false }), { timeoutMs: 3000 });
+    // Whatever the drop had reached came back with the snapshot, and nothing after it dropped a pool again.
+    await eventually(() => expect(list(join).pools).toHaveLength(3000), { timeoutMs: 3000 });
+    await throughout(200, 20, () => {
+      expect(list(join).pools).toHaveLength(3000);
+      expect(region(join, 'r2')?.dropped).toBe(false);
+    });
   });
 
   it('keeps a region read again before the hold ends, with nothing deleted', async () => {
