@@ -1,8 +1,8 @@
 // The first step of `npm test`: are the system programs the suite runs here? redis-server (every Redis test;
 // Sentinel is `redis-server --sentinel`), redis-cli (the Redis Cluster test joins its nodes with it),
-// openssl (the relay's TLS certificate) and Chromium (the /debug page tests; CHROMIUM_PATH, default
-// /usr/bin/chromium). When any is missing it prints one line naming the Debian packages that bring them,
-// and exits 1; otherwise it prints nothing.
+// openssl (the relay's TLS certificate), Chromium (the /debug page tests; CHROMIUM_PATH, default
+// /usr/bin/chromium), prometheus and promtool (the monitoring tests). When any is missing it prints one line
+// naming the Debian packages that bring them, and exits 1; otherwise it prints nothing.
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
@@ -14,6 +14,8 @@ const NEEDED = [
   ['redis-cli', 'redis-tools'],
   ['openssl', 'openssl'],
   [chromium, 'chromium'],
+  ['prometheus', 'prometheus'],
+  ['promtool', 'prometheus'],
 ];
 
 function executable(path) {

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/process.js';
 
+/** The monitoring tests' programs, both from Debian's `prometheus` package. */
+const PROMETHEUS = ['prometheus', 'promtool'];
 const dirs: string[] = [];
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
@@ -35,28 +37,33 @@ function check(env: Record<string, string>): Promise<{ code: number; stdout: str
 
 describe('scripts/check-system.mjs', () => {
   it('prints nothing and exits 0 when every program is there', async () => {
-    expect(await check(machine(['redis-server', 'redis-cli', 'openssl']))).toEqual({ code: 0, stdout: '', stderr: '' });
+    expect(await check(machine(['redis-server', 'redis-cli', 'openssl', ...PROMETHEUS]))).toEqual({ code: 0, stdout: '', stderr: '' });
   });
 
   it.each([
-    [['redis-cli', 'openssl'], true, 'redis-server', 'apt-get install -y redis-server'],
-    [['openssl'], true, 'redis-server, redis-cli', 'apt-get install -y redis-server redis-tools'],
-    [['redis-server', 'redis-cli'], true, 'openssl', 'apt-get install -y openssl'],
-    [['redis-server', 'redis-cli', 'openssl'], false, 'chromium', 'apt-get install -y chromium'],
-    [[], false, 'redis-server, redis-cli, openssl, chromium', 'apt-get install -y redis-server redis-tools openssl chromium'],
+    [['redis-cli', 'openssl', ...PROMETHEUS], true, 'redis-server', 'apt-get install -y redis-server'],
+    [['openssl', ...PROMETHEUS], true, 'redis-server, redis-cli', 'apt-get install -y redis-server redis-tools'],
+    [['redis-server', 'redis-cli', ...PROMETHEUS], true, 'openssl', 'apt-get install -y openssl'],
+    [['redis-server', 'redis-cli', 'openssl', ...PROMETHEUS], false, 'chromium', 'apt-get install -y chromium'],
+    [['redis-server', 'redis-cli', 'openssl', 'prometheus'], true, 'promtool', 'apt-get install -y prometheus'],
+    // Both come from one package, named once.
+    [['redis-server', 'redis-cli', 'openssl'], true, 'prometheus, promtool', 'apt-get install -y prometheus'],
+    [[], false, 'redis-server, redis-cli, openssl, chromium, prometheus, promtool', 'apt-get install -y redis-server redis-tools openssl chromium prometheus'],
   ])('with only %j (chromium: %s) names %s and the install in one line', async (present, chromium, missing, install) => {
     const env = machine(present, { chromium });
     const result = await check(env);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr.split('\n')).toEqual([expect.stringContaining(install), '']);
+    // The whole list of packages, each once.
+    expect(result.stderr.trimEnd().endsWith(`: ${install}`)).toBe(true);
     for (const program of missing.split(', ')) {
       expect(result.stderr).toContain(program === 'chromium' ? env.CHROMIUM_PATH! : program);
     }
   });
 
   it('does not count a file that is not executable', async () => {
-    const result = await check(machine(['redis-cli', 'openssl'], { notExecutable: ['redis-server'] }));
+    const result = await check(machine(['redis-cli', 'openssl', ...PROMETHEUS], { notExecutable: ['redis-server'] }));
     expect(result).toMatchObject({ code: 1, stderr: 'npm test needs redis-server: apt-get install -y redis-server\n' });
   });
 });
