@@ -22,9 +22,8 @@
 // script, with the store's clock, its epoch and the replica check behind P1 (a round trip of their own
 // only when the log had to be read after P1). All of them go on the one connection, and Redis runs one
 // connection's commands in the order sent, so P0 is still read before the scan and P1 after every hash
-// was read. A step is up to 10,000
-// members: a ZSCAN of that many takes Redis about 5-12 ms, a read script of 1,000 hashes about 6 ms, so
-// no single command blocks Redis for long.
+// was read. A step is up to 10,000 members: a ZSCAN of that many takes Redis about 5-12 ms, a read script
+// of 1,000 hashes about 6 ms, so no single command blocks Redis for long.
 //
 // A pool hash expires at its deadline (PEXPIREAT), so a lease that had run out when its step was read is
 // not in the snapshot, swept or not (docs/design.md "The store"); its lapse may still follow in the log,
@@ -89,7 +88,7 @@ export async function readSnapshot({ runner, keys, epoch, replicaLink, skipUnrea
   // The clock, the epoch, and whether a replica's data is current at all: sent beside another command.
   const closing = (client: RedisClient) =>
     Promise.all([client.time(), readEpoch(client, keys, epoch), replicaLink.check(client)]).then(
-      ([[seconds, micros], currentEpoch]) => ({ nowMs: Number(seconds) * 1000 + Math.floor(Number(micros) / 1000), epoch: currentEpoch }),
+      ([time, currentEpoch]) => ({ nowMs: timeMs(time), epoch: currentEpoch }),
     );
   // P1, with the closing reads behind it in the same round trip.
   const newestPosition = () =>
@@ -102,8 +101,8 @@ export async function readSnapshot({ runner, keys, epoch, replicaLink, skipUnrea
     // Sent in one turn on the one connection, so Redis runs them in this order: the first ZSCAN step goes
     // out behind the position P0 without waiting for it (see readLeases for the rest of the pipeline).
     const started = runner.run('snapshot', async (client) => {
-      const [[newest], [seconds, micros]] = await Promise.all([client.xrevrange(keys.changes, '+', '-', 'COUNT', 1), client.time()]);
-      return [newest?.[0] ?? '0-0', Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)] as const;
+      const [[newest], time] = await Promise.all([client.xrevrange(keys.changes, '+', '-', 'COUNT', 1), client.time()]);
+      return [newest?.[0] ?? '0-0', timeMs(time)] as const;
     });
     const [[before, startMs], { records, after, closed }] = await Promise.all([started, readLeases(runner, keys, newestPosition, skipUnreadable)]);
 
@@ -201,6 +200,11 @@ async function readLeases<Tail extends { after: string }>(
   }
   const [tail] = await Promise.all([newestPosition(), ...reads]);
   return { ...tail, records };
+}
+
+/** A TIME reply ([seconds, microseconds]) in whole ms, as the scripts read Redis's clock. */
+function timeMs([seconds, micros]: readonly (number | string)[]): number {
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
 }
 
 /** Orders stream ids (`ms-seq`, or "0-0"). */
