@@ -1,26 +1,31 @@
 # poolscope's container image. Three stages: `build` compiles TypeScript and the /debug page with every
 # dependency; `deps` installs the production dependencies alone; the final stage holds only those, the
-# compiled dist/ and the bin/ launcher, and runs as a non-root user.
+# compiled dist/ (no typings: nothing in the image compiles against them) and the bin/ launcher, and runs
+# as a non-root user.
 #
-#   docker build -t poolscope:0.1.0 .
-#   docker run --rm -p 8080:8080 poolscope:0.1.0                 # serve, memory store
-#   docker run --rm poolscope:0.1.0 relay --help                  # any other command
+#   DOCKER_BUILDKIT=1 docker build --network host -t poolscope:0.1.0 .
+#   DOCKER_BUILDKIT=1 docker build --secret id=npmrc,src=$HOME/.npmrc -t poolscope:0.1.0 .   # a registry or CA of yours
+#   docker run --rm -p 8080:8080 poolscope:0.1.0                  # serve, memory store
+#   docker run --rm poolscope:0.1.0 relay --help                   # any other command
+#
+# npm in the build reads an optional `.npmrc` given as the BuildKit secret `npmrc` (registry, proxy, `ca=`
+# for a network that re-signs TLS): mounted for the `npm ci` steps only, never written into a layer.
 
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
-COPY package.json package-lock.json .npmrc ./
+COPY package.json npm-shrinkwrap.json .npmrc ./
 # --ignore-scripts: `prepare` would build before the sources are here; the build runs below.
-RUN npm ci --ignore-scripts --no-audit --no-fund
+RUN --mount=type=secret,id=npmrc,target=/root/.npmrc npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts ./scripts
+COPY scripts/build-debug-page.mjs scripts/copy-assets.mjs scripts/bundle.mjs ./scripts/
 COPY machines ./machines
 COPY src ./src
-RUN npm run build
+RUN npm run build && find dist -name '*.d.ts' -delete
 
 FROM node:20-bookworm-slim AS deps
 WORKDIR /app
-COPY package.json package-lock.json .npmrc ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY package.json npm-shrinkwrap.json .npmrc ./
+RUN --mount=type=secret,id=npmrc,target=/root/.npmrc npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production
@@ -32,9 +37,11 @@ COPY bin ./bin
 # The image's `node` user, by number, so Kubernetes' runAsNonRoot can check it.
 USER 1000:1000
 EXPOSE 8080
-# /healthz answers 200 while the process serves and can read its store (serve's default --listen port).
+# `poolscope healthcheck` probes /livez where serve serves: serve's --listen and --tls-cert-path, read from
+# POOLSCOPE_SERVE_LISTEN and POOLSCOPE_SERVE_TLS_CERT_PATH (set those, not the flags, for the probe to
+# follow). In a container running relay or simulate, which serve no HTTP, it passes while they run.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:8080/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "bin/poolscope.js", "healthcheck"]
 # poolscope handles SIGTERM itself (serve drains; relay and simulate stop), also as PID 1.
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["node", "bin/poolscope.js"]

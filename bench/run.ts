@@ -7,6 +7,9 @@
 //   BENCH_SKIP_BUILD=1   do not rebuild dist/ first (the replicas run the binary, which runs dist/)
 //   BENCH_SOAK_MINUTES=N the soak part's length (default 30, 3 with BENCH_QUICK=1; bench/parts/soak.ts)
 //   BENCH_SCALE100K_POOLS=N the scale100k part's pools (default 100,000, 5,000 with BENCH_QUICK=1)
+//   BENCH_REGIONS_ONLY=big  the regions part's big-registration follow alone (bench/parts/regions-big.ts)
+
+//   BENCH_FLEET_MINUTES=N the fleet part's measured window (default 5, half a minute with BENCH_QUICK=1)
 // The etcd part needs `etcd` on the PATH (Debian: apt-get install etcd-server); without it the part says
 // so and is reported as skipped. Nothing is installed by a run.
 import { execFileSync } from 'node:child_process';
@@ -22,13 +25,16 @@ import { benchSizes } from './lib/config.js';
 import { describeMachine } from './lib/machine.js';
 import { convergencePart } from './parts/convergence.js';
 import { etcdPart } from './parts/etcd.js';
+import { fleetPart } from './parts/fleet.js';
 import { heartbeatPart } from './parts/heartbeat.js';
 import { lapsePart } from './parts/lapse.js';
 import type { BenchPart } from './parts/part.js';
+import { outagePart } from './parts/outage.js';
 import { regionsPart } from './parts/regions.js';
 import { scalePart } from './parts/scale.js';
 import { scale100kPart } from './parts/scale100k.js';
 import { soakPart } from './parts/soak.js';
+import { startupPart } from './parts/startup.js';
 import { watchersPart } from './parts/watchers.js';
 import { renderBenchmarks } from './report/markdown.js';
 import { summaryTable } from './report/table.js';
@@ -36,12 +42,15 @@ import { PART_NAMES, type BenchRun, type PartName } from './report/types.js';
 
 const PARTS: Record<PartName, BenchPart> = {
   heartbeat: heartbeatPart,
+  startup: startupPart,
   convergence: convergencePart,
   lapse: lapsePart,
   etcd: etcdPart,
   scale: scalePart,
   scale100k: scale100kPart,
   regions: regionsPart,
+  outage: outagePart,
+  fleet: fleetPart,
   soak: soakPart,
   watchers: watchersPart,
 };

@@ -35,9 +35,20 @@ export interface PoolTransition {
 /** One region's live lease of the pool. Times are on that region's store clock (ms). */
 export interface RegionLease {
   registration: Registration;
-  /** When the registration's content last changed (the `renewed_at_ms` of its last logged upsert). */
+  /**
+   * The registration's version: it grows with each content change, and a change written in one region
+   * takes a version above every other region's lease of the pool that its writer knew (docs/contract.md
+   * §7), so versions order the changes across regions without comparing their clocks.
+   */
+  version: number;
+  /** When the registration's content last changed (the `renewed_at_ms` of its last logged upsert); shown, never compared. */
   changedAtMs: number;
   deadlineMs: number;
+  /**
+   * This replica's receipt order of the lease's last upsert from its region (a counter per region's feed):
+   * a due read of the region sent after it reflects it, one sent before may not (join.ts, applyDueLapses).
+   */
+  receipt: number;
 }
 
 /** The region of a store event without regions configured. */
@@ -70,8 +81,17 @@ export interface PoolContext {
 
 export type PoolEvent =
   /** A region's store logged a new or changed registration (or a snapshot holds it). `region` defaults to
-   * NO_REGION; `changedAtMs` to 0 (only compared between regions). */
-  | { type: 'LEASE_UPSERT'; at: number; registration: Registration; deadlineMs: number; region?: string; changedAtMs?: number }
+   * NO_REGION; `version`, `changedAtMs` and `receipt` to 0 (only compared between regions, or by the join). */
+  | {
+      type: 'LEASE_UPSERT';
+      at: number;
+      registration: Registration;
+      deadlineMs: number;
+      region?: string;
+      version?: number;
+      changedAtMs?: number;
+      receipt?: number;
+    }
   /** A region's lease lapsed (logged by its sweeper, or its deadline seen passed on its store's clock). */
   | { type: 'LEASE_LAPSED'; at: number; region?: string }
   /** This replica could not read the region for longer than the hold: its lease counts as gone. */
@@ -98,17 +118,14 @@ export function frontendsOf(context: PoolContext): string[] {
 }
 
 /**
- * The lease whose registration is shown: the latest content change, ties to the region name that sorts
- * first (docs/contract.md §7), so that every replica picks the same one.
+ * The lease whose registration is shown: the highest version (the latest content change, in the order the
+ * writers saw the changes), ties to the region name that sorts first (docs/contract.md §7), so that every
+ * replica picks the same one. Never the regions' clocks: two Redis clocks are not comparable.
  */
 export function chooseLease(leases: Record<string, RegionLease>): RegionLease | undefined {
   let chosen: { region: string; lease: RegionLease } | undefined;
   for (const [region, lease] of Object.entries(leases)) {
-    if (
-      !chosen ||
-      lease.changedAtMs > chosen.lease.changedAtMs ||
-      (lease.changedAtMs === chosen.lease.changedAtMs && region < chosen.region)
-    ) {
+    if (!chosen || lease.version > chosen.lease.version || (lease.version === chosen.lease.version && region < chosen.region)) {
       chosen = { region, lease };
     }
   }
@@ -145,7 +162,13 @@ export function initialContext(input: PoolInput): PoolContext {
 
 /** What `recordLease` assigns: the region's lease recorded, the lease side's facts updated. */
 export function leaseUpserted(context: PoolContext, event: Extract<PoolEvent, { type: 'LEASE_UPSERT' }>): Partial<PoolContext> {
-  const lease: RegionLease = { registration: event.registration, changedAtMs: event.changedAtMs ?? 0, deadlineMs: event.deadlineMs };
+  const lease: RegionLease = {
+    registration: event.registration,
+    version: event.version ?? 0,
+    changedAtMs: event.changedAtMs ?? 0,
+    deadlineMs: event.deadlineMs,
+    receipt: event.receipt ?? 0,
+  };
   return leaseFacts({ ...context.leases, [event.region ?? NO_REGION]: lease }, context.registration);
 }
 
@@ -157,6 +180,16 @@ export function entered(context: PoolContext, event: { type: string }, to: PoolS
   const history = [...context.history, entry];
   if (history.length > context.historyLimit) history.splice(0, history.length - context.historyLimit);
   return { state: to, since: at, history };
+}
+
+/**
+ * The highest version of the live leases (0 when none): a home writer's change of the pool's content
+ * takes a version above it (docs/contract.md §7), so it is shown over every lease this replica knew.
+ */
+export function highestVersion(context: PoolContext): number {
+  let highest = 0;
+  for (const lease of Object.values(context.leases)) if (lease.version > highest) highest = lease.version;
+  return highest;
 }
 
 /** The regions holding a live lease, sorted (a listed pool's `lease_regions`). */

@@ -1,4 +1,4 @@
-// Starts the bare Hono echo server (bench/load/echo-server.ts) in a process of its own.
+// Starts an echo server (bench/load/echo-server.ts: a raw node:http one or a bare Hono one) in a process of its own.
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { spawnTracked, stopChild } from './children.js';
@@ -11,8 +11,10 @@ export interface EchoServer {
   stop(): Promise<void>;
 }
 
-export async function startEchoServer(): Promise<EchoServer> {
-  const child = spawnTracked(process.execPath, ['--import', 'tsx', ECHO, '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+export type EchoKind = 'raw' | 'hono';
+
+export async function startEchoServer(kind: EchoKind): Promise<EchoServer> {
+  const child = spawnTracked(process.execPath, ['--import', 'tsx', ECHO, kind, '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
   const port = await firstLinePort(child);
   return { url: `http://127.0.0.1:${port}`, pid: child.pid, stop: () => stopChild(child) };
 }

@@ -8,6 +8,7 @@ import { REPO_ROOT } from '../../test/support/process.js';
 import { freePort } from '../../test/support/redis-server.js';
 import { stopChild, track } from './children.js';
 import { rssBytes } from './cpu.js';
+import { LOOP_DELAY_HOOK, readLoopDelay, type LoopDelay } from './loop-delay.js';
 
 export interface NewReplicaTiming {
   /** Spawn → first HTTP answer of any kind. */
@@ -24,6 +25,8 @@ export interface NewReplicaTiming {
 export interface RunningReplica {
   url: string;
   pid: number;
+  /** Its event-loop delay since the last reset (bench/probes/loop-delay-hook.mjs, preloaded). */
+  loopDelay(reset: boolean): Promise<LoopDelay>;
 }
 
 const POLL_MS = 5;
@@ -39,10 +42,10 @@ export async function measureNewReplica<T = undefined>(options: {
   const base = `http://127.0.0.1:${port}`;
   const start = performance.now();
   const child = track(
-    spawn(process.execPath, ['bin/poolscope.js', 'serve', ...options.args, `--listen=127.0.0.1:${port}`], {
+    spawn(process.execPath, ['--import', LOOP_DELAY_HOOK, 'bin/poolscope.js', 'serve', ...options.args, `--listen=127.0.0.1:${port}`], {
       cwd: REPO_ROOT,
       env: { ...process.env, POOLSCOPE_LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     }),
   );
   let stderr = '';
@@ -60,7 +63,8 @@ export async function measureNewReplica<T = undefined>(options: {
         if (text !== null && (JSON.parse(text) as { pools: unknown[] }).pools.length === options.pools) {
           const timing = { listeningMs, completeMs: answeredMs, rssBytes: rssBytes(child.pid), bodyBytes: Buffer.byteLength(text), polls };
           if (!options.whileComplete) return timing;
-          return { ...timing, whileComplete: await options.whileComplete({ url: base, pid: child.pid! }) };
+          const loopDelay = (reset: boolean) => readLoopDelay(child, reset, () => stderr);
+          return { ...timing, whileComplete: await options.whileComplete({ url: base, pid: child.pid!, loopDelay }) };
         }
       }
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));

@@ -1,13 +1,12 @@
-// The Redis limit of the heartbeat benchmark: Debian's redis-benchmark calling heartbeat-3.lua by
+// The Redis limit of the heartbeat benchmark: Debian's redis-benchmark calling heartbeat-5.lua by
 // EVALSHA, with the keys and arguments poolscope sends, over `pools` distinct pools (`-r`), so after a
 // warm-up pass nearly every call is a plain renewal, as in production.
-import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { createStoreKeys } from '../../src/store/redis/keys.js';
+import { scriptSource } from '../../src/store/redis/scripts.js';
+import { REGISTRATION_BACKSTOP_MS } from '../../src/store/redis/store.js';
 import { outputOf, spawnTracked } from './children.js';
 import { cpuDuring } from './cpu.js';
 
-const HEARTBEAT_LUA = fileURLToPath(new URL('../../src/store/redis/heartbeat-3.lua', import.meta.url));
 /** redis-benchmark replaces this 12-character placeholder with a random 12-digit number below `-r`. */
 const RANDOM = '__rand_int__';
 
@@ -37,7 +36,8 @@ export interface HeartbeatScriptOptions {
 }
 
 export async function benchmarkHeartbeatScript(options: HeartbeatScriptOptions): Promise<HeartbeatScriptBenchmark> {
-  const source = await readFile(HEARTBEAT_LUA, 'utf8');
+  // As Redis runs it: with the renewal window's rule in place of its include line.
+  const source = scriptSource('heartbeat-5.lua');
   const sha = (await redisCli(options.port, ['SCRIPT', 'LOAD', source])).trim();
   const keys = createStoreKeys(options.prefix);
   // The hash key and the member get independent random numbers (redis-benchmark draws one per
@@ -45,9 +45,10 @@ export async function benchmarkHeartbeatScript(options: HeartbeatScriptOptions):
   // so it does exactly a renewal's work.
   const member = `cluster-1/llm/pool-${RANDOM}`;
   const args = [
-    'EVALSHA', sha, '3',
-    keys.pool(member), keys.deadlines, keys.changes,
+    'EVALSHA', sha, '5',
+    keys.pool(member), keys.deadlines, keys.changes, keys.stamp, keys.outages,
     member, options.registrationJson, String(options.leaseMs), String(options.changeLogCap),
+    String(REGISTRATION_BACKSTOP_MS), '2000',
   ];
   const run = (calls: number) =>
     redisBenchmark(options.port, ['-n', String(calls), '-c', String(options.clients), '-r', String(options.pools), '--csv', ...args]);

@@ -40,6 +40,8 @@ export interface StartRegionsOptions {
   replicas: Record<string, number>;
   /** Added by each proxy in each direction. */
   oneWayDelayMs: number;
+  /** What each proxy carries at most, each way (bytes/s); unlimited when unset. */
+  rateBytesPerSecond?: number;
   holdSecs: number;
   leaseSecs: number;
   /** Put a tap between `from`'s replicas and their proxy to `to`. */
@@ -69,7 +71,7 @@ export async function startRegions(options: StartRegionsOptions): Promise<Region
       for (const remote of sites) {
         let port = remote.redis.port;
         if (remote !== site) {
-          const proxy = await wan.proxy({ host: '127.0.0.1', port: remote.redis.port }, options.oneWayDelayMs);
+          const proxy = await wan.proxy({ host: '127.0.0.1', port: remote.redis.port }, options.oneWayDelayMs, options.rateBytesPerSecond);
           site.proxies.set(remote.name, proxy);
           port = proxy.port;
           if (options.tap?.from === site.name && options.tap.to === remote.name) {
@@ -134,7 +136,7 @@ async function seedEpochs(sites: RegionSite[], options: StartRegionsOptions): Pr
   );
 }
 
-async function startRegionReplica(site: RegionSite, options: StartRegionsOptions): Promise<PoolscopeProcess> {
+export async function startRegionReplica(site: RegionSite, options: StartRegionsOptions): Promise<PoolscopeProcess> {
   const replica = await startPoolscope(
     [
       `--region=${site.name}`,

@@ -1,11 +1,13 @@
 // The real binary (bin/poolscope.js serve, running dist/) with bench/probes/heap-hook.ts preloaded, so its
-// heap can be read after full collections, and written as a heap snapshot, while it serves.
+// heap can be read after full collections, and written as a heap snapshot, while it serves; and with
+// bench/probes/loop-delay-hook.mjs, so its event-loop delay can be read.
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { REPO_ROOT } from '../../test/support/process.js';
 import { freePort } from '../../test/support/redis-server.js';
 import type { HookReply, HookRequest } from '../probes/heap-hook.js';
 import { childMessage, spawnTracked, stopChild } from './children.js';
+import { LOOP_DELAY_HOOK, readLoopDelay, type LoopDelay } from './loop-delay.js';
 
 const HOOK = fileURLToPath(new URL('../probes/heap-hook.ts', import.meta.url));
 
@@ -22,6 +24,8 @@ export interface SoakReplica {
   problems(): Record<string, unknown>[];
   /** The last 4,000 characters of its stderr (Node's warnings, with their stacks). */
   stderr(): string;
+  /** Its event-loop delay since the last reset (bench/probes/loop-delay-hook.mjs, preloaded). */
+  loopDelay(reset: boolean): Promise<LoopDelay>;
   stop(): Promise<void>;
 }
 
@@ -30,7 +34,20 @@ export async function startSoakReplica(serveArgs: string[]): Promise<SoakReplica
   const url = `http://127.0.0.1:${port}`;
   const child = spawnTracked(
     process.execPath,
-    ['--expose-gc', '--trace-warnings', '--import', 'tsx', '--import', HOOK, 'bin/poolscope.js', 'serve', ...serveArgs, `--listen=127.0.0.1:${port}`],
+    [
+      '--expose-gc',
+      '--trace-warnings',
+      '--import',
+      'tsx',
+      '--import',
+      HOOK,
+      '--import',
+      LOOP_DELAY_HOOK,
+      'bin/poolscope.js',
+      'serve',
+      ...serveArgs,
+      `--listen=127.0.0.1:${port}`,
+    ],
     { cwd: REPO_ROOT, env: { ...process.env, POOLSCOPE_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
   );
   let stderr = '';
@@ -63,6 +80,7 @@ export async function startSoakReplica(serveArgs: string[]): Promise<SoakReplica
     writeSnapshot: async (path) => (await ask({ type: 'snapshot', path }, 'snapshot', 600_000)).path,
     problems: () => problems,
     stderr: () => stderr,
+    loopDelay: (reset) => readLoopDelay(child, reset, () => stderr),
     stop: () => stopChild(child, { graceMs: 5000 }),
   };
 }

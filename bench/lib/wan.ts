@@ -29,7 +29,8 @@ export interface WanTap {
 }
 
 export interface Wan {
-  proxy(target: Target, delayMs: number): Promise<WanProxy>;
+  /** A path to `target` adding `delayMs` each way and, with `rateBytesPerSecond`, carrying at most that each way. */
+  proxy(target: Target, delayMs: number, rateBytesPerSecond?: number): Promise<WanProxy>;
   tap(target: Target): Promise<WanTap>;
   stop(): Promise<void>;
 }
@@ -49,8 +50,8 @@ export async function startWan(): Promise<Wan> {
   };
   await reply(child, 0, () => stderr);
   return {
-    async proxy(target, delayMs) {
-      const { port, handle } = await ask({ type: 'proxy', target, delayMs });
+    async proxy(target, delayMs, rateBytesPerSecond) {
+      const { port, handle } = await ask({ type: 'proxy', target, delayMs, rateBytesPerSecond });
       return {
         port: port!,
         hold: async () => fromEpoch((await ask({ type: 'hold', handle: handle! })).at!),

@@ -3,7 +3,8 @@
 // way in what it receives, and the round ends when the last stream has seen it.
 import { connect, type Socket } from 'node:net';
 
-const REQUEST = 'GET /pools/watch HTTP/1.1\r\nHost: bench\r\nAccept: text/event-stream\r\n\r\n';
+const request = (lastEventId: string | undefined) =>
+  `GET /pools/watch HTTP/1.1\r\nHost: bench\r\nAccept: text/event-stream\r\n${lastEventId ? `Last-Event-ID: ${lastEventId}\r\n` : ''}\r\n`;
 
 interface Stream {
   socket: Socket;
@@ -23,11 +24,16 @@ export class WatchClients {
   private resynced = 0;
   private target = 0;
   private onAllResynced: (() => void) | undefined;
+  private lastEventId: string | undefined;
   closedEarly = 0;
 
-  /** Open `count` streams to 127.0.0.1:`port`, `batch` at a time, and wait for every first resync. */
-  static async open(port: number, count: number, batch = 500): Promise<WatchClients> {
+  /**
+   * Open `count` streams to 127.0.0.1:`port`, `batch` at a time, and wait for every first resync (with
+   * `lastEventId`, a revision in the replica's replay window: every `: resumed`, no resync sent).
+   */
+  static async open(port: number, count: number, batch = 500, lastEventId?: string): Promise<WatchClients> {
     const clients = new WatchClients();
+    clients.lastEventId = lastEventId;
     clients.target = count;
     const allResynced = new Promise<void>((resolve) => (clients.onAllResynced = resolve));
     for (let i = 0; i < count; i += batch) {
@@ -76,7 +82,7 @@ export class WatchClients {
       });
       socket.once('error', reject);
       socket.once('connect', () => {
-        socket.write(REQUEST);
+        socket.write(request(this.lastEventId));
         resolve();
       });
     });
@@ -85,7 +91,7 @@ export class WatchClients {
   private receive(stream: Stream, chunk: string): void {
     const text = stream.tail + chunk;
     stream.tail = text.slice(-128);
-    if (!stream.resynced && text.includes('event: resync')) {
+    if (!stream.resynced && (text.includes('event: resync') || text.includes(': resumed'))) {
       stream.resynced = true;
       this.resynced += 1;
       if (this.resynced === this.target) this.onAllResynced?.();

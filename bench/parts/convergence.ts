@@ -19,7 +19,7 @@ export const convergencePart: BenchPart = {
   name: 'convergence',
   async run({ sizes, logger }) {
     const total = sizes.convergence.registrations;
-    const echo = await startEchoServer();
+    const echo = await startEchoServer('hono');
     const redis = await startPrivateRedis();
     const prefix = randomPrefix('bench-conv');
     const replicas = [];

@@ -20,7 +20,9 @@ import type { PoolscopeProcess } from '../../test/support/process.js';
 import { waitFor } from '../../test/support/wait.js';
 import { blockWindowMs } from '../../src/store/redis/follow-changes.js';
 import { informational, judged } from '../report/types.js';
+import type { PartResult } from '../report/types.js';
 import type { BenchPart, PartContext } from './part.js';
+import { measureBigFollow } from './regions-big.js';
 
 const ONE_WAY_MS = 150;
 /** The replicas' --redis-command-timeout-ms default, which every region's command_timeout_ms takes here. */
@@ -53,6 +55,18 @@ const BLOCK_WINDOW_MS = blockWindowMs(COMMAND_TIMEOUT_MS);
 export const regionsPart: BenchPart = {
   name: 'regions',
   async run({ sizes, logger }) {
+    const { bigPools } = sizes.regions;
+    // BENCH_REGIONS_ONLY=big: the big-registration follow alone (bench/parts/regions-big.ts).
+    if (process.env.BENCH_REGIONS_ONLY === 'big') {
+      const big = await measureBigFollow(bigPools, logger);
+      return { part: 'regions', title: 'Regions: big registrations over a slow WAN', method: big.method, figures: big.figures, details: { big: big.details } };
+    }
+    return withBigFollow(await threeRegions(sizes, logger), bigPools, logger);
+  },
+};
+
+async function threeRegions(sizes: PartContext['sizes'], logger: PartContext['logger']): Promise<Omit<PartResult, 'durationMs' | 'loadAverageAtStart'>> {
+  {
     const { follows, cuts, pools, rounds } = sizes.regions;
     logger.info({ regions: REPLICAS, oneWayMs: ONE_WAY_MS }, 'regions: three regions, WAN proxies between them');
     const setup = await startRegions({
@@ -196,8 +210,14 @@ export const regionsPart: BenchPart = {
     } finally {
       await setup.stop();
     }
-  },
-};
+  }
+}
+
+/** The three figures above, then the big-registration follow on regions of its own. */
+async function withBigFollow(result: Omit<PartResult, 'durationMs' | 'loadAverageAtStart'>, bigPools: number, logger: PartContext['logger']) {
+  const big = await measureBigFollow(bigPools, logger);
+  return { ...result, method: `${result.method} ${big.method}`, figures: [...result.figures, ...big.figures], details: { ...result.details, big: big.details } };
+}
 
 // ---- 1. follow ----
 

@@ -91,7 +91,7 @@ export const scalePart: BenchPart = {
             threshold: 1,
             targetText: '≤ 8 KiB',
           }),
-          newReplicaFigure('scale', fresh, 800),
+          newReplicaFigure('scale', fresh, 600),
           informational({ id: 'scale.get_p50', label: 'GET /pools p50, 1 connection', value: single.latency.p50, unit: 'ms' }),
           informational({ id: 'scale.get_cpu', label: 'replica CPU per GET /pools', value: cpuPerGetMs, unit: 'ms' }),
           informational({ id: 'scale.get_loaded_p99', label: `GET /pools p99, ${connections} connections`, value: cannon.latency.p99, unit: 'ms' }),

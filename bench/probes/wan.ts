@@ -3,7 +3,7 @@
 // Kept out of the benchmark process so that what that process does meanwhile (50 POSTs at a time, GETs of
 // multi-MiB lists) never delays a byte on a path: a late timer here would read as a slow region there.
 // IPC with the parent (bench/lib/wan.ts), every request answered with its id:
-//   ← {id, type: 'proxy', target, delayMs}  → {id, port, handle}
+//   ← {id, type: 'proxy', target, delayMs, rateBytesPerSecond?} → {id, port, handle}
 //   ← {id, type: 'tap', target}             → {id, port, handle}
 //   ← {id, type: 'hold' | 'release', handle} → {id, at}   (at: epoch ms when it took effect)
 //   ← {id, type: 'commands', handle, clear} → {id, commands} (times as epoch ms)
@@ -12,7 +12,7 @@ import { startRespTap, type RespTap } from '../lib/resp-tap.js';
 import { startTcpProxy, type TcpProxy } from '../../test/support/tcp-proxy.js';
 
 export type WanRequest = { id: number } & (
-  | { type: 'proxy'; target: { host: string; port: number }; delayMs: number }
+  | { type: 'proxy'; target: { host: string; port: number }; delayMs: number; rateBytesPerSecond?: number }
   | { type: 'tap'; target: { host: string; port: number } }
   | { type: 'hold' | 'release'; handle: number }
   | { type: 'commands'; handle: number; clear: boolean }
@@ -33,6 +33,7 @@ async function main(): Promise<void> {
       case 'proxy': {
         const proxy = await startTcpProxy({ target: request.target });
         proxy.setDelay(request.delayMs);
+        proxy.setRate(request.rateBytesPerSecond ?? 0);
         proxies.push(proxy);
         return { id: request.id, port: proxy.port, handle: proxies.length - 1 };
       }

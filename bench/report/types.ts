@@ -1,7 +1,19 @@
 // The shape of a benchmark run, as bench/results/latest.json holds it and BENCHMARKS.md renders it.
 
-export type PartName = 'heartbeat' | 'convergence' | 'lapse' | 'etcd' | 'scale' | 'scale100k' | 'regions' | 'soak' | 'watchers';
-export const PART_NAMES: readonly PartName[] = ['heartbeat', 'convergence', 'lapse', 'etcd', 'scale', 'scale100k', 'regions', 'soak', 'watchers'];
+export type PartName =
+  | 'heartbeat'
+  | 'startup'
+  | 'convergence'
+  | 'lapse'
+  | 'etcd'
+  | 'scale'
+  | 'scale100k'
+  | 'regions'
+  | 'outage'
+  | 'fleet'
+  | 'soak'
+  | 'watchers';
+export const PART_NAMES: readonly PartName[] = ['heartbeat', 'startup', 'convergence', 'lapse', 'etcd', 'scale', 'scale100k', 'regions', 'outage', 'fleet', 'soak', 'watchers'];
 
 /** What a figure is compared with: a limit measured in the same run, or a target from the issue. */
 export interface Reference {

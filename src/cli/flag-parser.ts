@@ -1,8 +1,9 @@
 // The strict flag reading every command shares (docs/contract.md §6): `--flag VALUE` or `--flag=VALUE`, a value
 // starting with '-' only in the `=` form, a flag never swallowing the next flag, no empty values, each
-// flag at most once, and each flag's POOLSCOPE_<FLAG> env variable under the command line. Each command
+// flag at most once, and each flag's environment name (env-names.ts) under the command line. Each command
 // keeps its own table of flags (flag-table.ts for serve, commands/*-flags.ts for the others) and the
 // rules between its flags; only the reading lives here.
+import { envName } from './env-names.js';
 
 /** One flag of a command: how it is typed and the rule its value must meet. */
 export interface FlagDef<Draft> {
@@ -10,11 +11,23 @@ export interface FlagDef<Draft> {
   name: string;
   /** A one-letter alias typed with one dash, e.g. `o` for `-o json`. */
   short?: string;
-  /** Placeholder shown by `--help`, e.g. `SECS`; a switch (no value) has none. */
+  /** Placeholder shown by `--help`, e.g. `SECS`; a switch (true or false) has none. */
   valueName: string | undefined;
+  /** What the flag does and the rule its value must meet: `--help` and README's tables print it. */
   summary: string;
   /** The default as `--help` shows it; undefined when there is none. */
   defaultText: string | undefined;
+  /**
+   * The environment name, when it is not the command's own `POOLSCOPE_<COMMAND>_<FLAG>`: a shared name
+   * (`sharedEnvName`, for what means the same to every command) or another command's (`commandEnvName`,
+   * for a command that follows that one's configuration). See env-names.ts.
+   */
+  env?: string;
+  /**
+   * May be given more than once (`--router a=… --router b=…`): `apply` runs once per value, in order. Its
+   * environment variable holds the values separated by whitespace (no value of such a flag holds any).
+   */
+  repeatable?: boolean;
   /**
    * Validates a non-empty value and writes it into `draft`; returns the broken rule, if any. A switch
    * receives `true` or `false`.
@@ -34,13 +47,16 @@ export type FlagsResult<Draft, Spec> =
   | Refusal;
 
 export interface ParseFlagsOptions<Draft, Spec extends FlagDef<Draft>> {
-  /** The command's name, for refusals that point at its `--help`. */
+  /** The command's name: it scopes the environment names and points refusals at its `--help`. */
   command: string;
   flags: readonly Spec[];
   /** Filled in place: start from the command's defaults. */
   draft: Draft;
   env: Record<string, string | undefined>;
 }
+
+/** What a switch accepts, on the command line (`--watch=0`) and in the environment alike. */
+const SWITCH_VALUES: Record<string, 'true' | 'false'> = { true: 'true', '1': 'true', false: 'false', '0': 'false' };
 
 /**
  * Reads `argv` and the env variables against `flags` into `draft`. A flag on the command line wins over
@@ -55,18 +71,24 @@ export function parseFlags<Draft, Spec extends FlagDef<Draft>>(
   if (!(commandLine instanceof Map)) return commandLine;
   const origins = new Map<Spec, string>();
   for (const spec of options.flags) {
+    const name = envName(options.command, spec);
     const fromArgv = commandLine.get(spec);
-    const fromEnv = options.env[envName(spec)];
-    const value = fromArgv ?? fromEnv;
-    if (value === undefined) continue;
-    const origin = fromArgv === undefined ? ` (from ${envName(spec)})` : '';
+    const fromEnv = options.env[name];
+    const raws = fromArgv ?? (fromEnv === undefined ? undefined : spec.repeatable && fromEnv.trim() !== '' ? fromEnv.trim().split(/\s+/) : [fromEnv]);
+    if (raws === undefined) continue;
+    const origin = fromArgv === undefined ? ` (from ${name})` : '';
     origins.set(spec, origin);
-    if (value === '') return refuse(spec.name, `must not be empty${origin}`);
-    if (spec.valueName === undefined && value !== 'true' && value !== 'false') {
-      return refuse(spec.name, `takes no value (got ${quote(value)})${origin}`);
+    for (const raw of raws) {
+      if (raw === '') return refuse(spec.name, `must not be empty${origin}`);
+      let value = raw;
+      if (spec.valueName === undefined) {
+        const switched = SWITCH_VALUES[raw];
+        if (switched === undefined) return refuse(spec.name, `is a switch: true, false, 1 or 0 (got ${quote(raw)})${origin}`);
+        value = switched;
+      }
+      const broken = spec.apply(value, options.draft);
+      if (broken !== undefined) return refuse(spec.name, broken + origin);
     }
-    const broken = spec.apply(value, options.draft);
-    if (broken !== undefined) return refuse(spec.name, broken + origin);
   }
   return { ok: true, draft: options.draft, origins };
 }
@@ -76,20 +98,16 @@ export function wantsHelp(argv: readonly string[]): boolean {
   return argv.includes('--help') || argv.includes('-h');
 }
 
-/** `lease-duration-secs` → `POOLSCOPE_LEASE_DURATION_SECS`. */
-export function envName(spec: Pick<FlagDef<unknown>, 'name'>): string {
-  return `POOLSCOPE_${spec.name.toUpperCase().replaceAll('-', '_')}`;
-}
-
 /** The values given on the command line, or the first malformed argument. */
 function readCommandLine<Draft, Spec extends FlagDef<Draft>>(
   argv: readonly string[],
   options: ParseFlagsOptions<Draft, Spec>,
-): Map<Spec, string> | Refusal {
+): Map<Spec, string[]> | Refusal {
   const byName = new Map(options.flags.map((spec) => [spec.name, spec]));
   const byShort = new Map(options.flags.filter((spec) => spec.short).map((spec) => [spec.short!, spec]));
   const unknown = `unknown flag (poolscope ${options.command} --help lists the flags)`;
-  const values = new Map<Spec, string>();
+  const values = new Map<Spec, string[]>();
+  const add = (spec: Spec, value: string) => values.set(spec, [...(values.get(spec) ?? []), value]);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     let spec: Spec | undefined;
@@ -109,14 +127,14 @@ function readCommandLine<Draft, Spec extends FlagDef<Draft>>(
     } else {
       return refuseRaw(arg, `unexpected argument: ${options.command} takes only --flags`);
     }
-    if (values.has(spec)) return refuse(spec.name, 'given more than once');
+    if (values.has(spec) && !spec.repeatable) return refuse(spec.name, 'given more than once');
     if (spec.valueName === undefined) {
-      if (inline !== undefined) return refuse(spec.name, `takes no value (got ${quote(inline)})`);
-      values.set(spec, 'true');
+      // A switch alone is on; `--switch=false` (or 0) says off, checked with the environment's values.
+      add(spec, inline ?? 'true');
       continue;
     }
     if (inline !== undefined) {
-      values.set(spec, inline);
+      add(spec, inline);
       continue;
     }
     const next = argv[i + 1];
@@ -125,7 +143,7 @@ function readCommandLine<Draft, Spec extends FlagDef<Draft>>(
     if (next.startsWith('-')) {
       return refuse(spec.name, `needs a value (a value starting with '-' must be written --${spec.name}=VALUE)`);
     }
-    values.set(spec, next);
+    add(spec, next);
     i++;
   }
   return values;

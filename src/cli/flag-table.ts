@@ -1,16 +1,32 @@
 // The flags of `poolscope serve` (docs/contract.md §6, regions §7) as data: name, group, help text, and
-// the rule each value must meet. The parser (flags.ts) and `--help` (help.ts) both read this one table.
+// the rule each value must meet. The parser (flags.ts), `--help` (help.ts) and README's table
+// (flag-docs.ts) all read this one table; each flag's environment name is POOLSCOPE_SERVE_<FLAG>
+// (env-names.ts), `--log-level` the shared POOLSCOPE_LOG_LEVEL.
 import { readFileSync } from 'node:fs';
 import { isIPv6 } from 'node:net';
-import { MAX_TIMER_MS, POOL_DISCOVERIES, redisPrefixProblem, regionNameSchema, type PoolDiscovery } from '../contract/index.js';
+import { MAX_TIMER_MS, parseStaticRouter, POOL_DISCOVERIES, redisPrefixProblem, regionNameSchema, type PoolDiscovery } from '../contract/index.js';
+import { readCertificateScopesText } from '../http/certificate-scopes.js';
 import { readTokenFileText } from '../http/tokens.js';
 import { DEFAULT_CONFIG, type RegistrationStorage, type ServeConfig } from '../service/config.js';
-import { envName, quote, type FlagDef } from './flag-parser.js';
+import { parseRedisUrl, RedisUrlError } from '../store/redis/url.js';
+import { quote, type FlagDef } from './flag-parser.js';
+import { logLevelFlag } from './log-level.js';
 import { checkReadableFile, readRegionsFile } from './regions-file.js';
+import { readCertificateFile, readPrivateKeyFile } from './tls-files.js';
 
-export { checkReadableFile, envName, quote };
+export { checkReadableFile, quote };
 
 export type FlagGroup = 'general' | 'storage' | 'redis' | 'regions' | 'mcs' | 'tls-auth';
+
+/** The headings of serve's groups in `--help` and README. */
+export const GROUP_TITLES: Record<FlagGroup, string> = {
+  general: 'General',
+  storage: 'Registration storage',
+  redis: 'Redis (only with --registration-storage redis)',
+  regions: 'Regions, one Redis each (docs/contract.md §7; --region and --regions-file together, storage then redis)',
+  mcs: 'Multi-Cluster Services (only with --pool-discovery mcs or karmada)',
+  'tls-auth': 'TLS and auth',
+};
 
 export interface FlagSpec extends FlagDef<ServeConfig> {
   group: FlagGroup;
@@ -30,7 +46,7 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
     name: 'listen',
     group: 'general',
     valueName: 'HOST:PORT',
-    summary: 'address to listen on; IPv6 in brackets, e.g. [::1]:8080',
+    summary: 'address to listen on, HOST:PORT; IPv6 in brackets, e.g. [::1]:8080',
     defaultText: formatListen(DEFAULT_CONFIG.listen),
     field: 'listen',
     apply(value, draft) {
@@ -57,7 +73,7 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
     name: 'heartbeat-interval-secs',
     group: 'general',
     valueName: 'SECS',
-    summary: 'how often PoolRelays are told to heartbeat; > 0 and < the lease',
+    summary: 'how often PoolRelays are told to heartbeat; > 0 and < the lease (decimals allowed, e.g. 0.5)',
     defaultText: formatSecs(DEFAULT_CONFIG.heartbeatIntervalMs),
     field: 'heartbeatIntervalMs',
     apply(value, draft) {
@@ -72,7 +88,7 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
     name: 'lease-duration-secs',
     group: 'general',
     valueName: 'SECS',
-    summary: 'how long a registration stays live after its last heartbeat; > 0 and <= 86400',
+    summary: 'how long a registration stays live after its last heartbeat; > 0 and <= 86400 (decimals allowed)',
     defaultText: formatSecs(DEFAULT_CONFIG.leaseMs),
     field: 'leaseMs',
     apply(value, draft) {
@@ -109,6 +125,13 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
       if (scheme === undefined) return `must start with ${REDIS_URL_SCHEMES.join(', ')}`;
       if (value.length === scheme.length) return `needs a host after ${scheme}`;
       if (/\s/.test(value)) return 'must not contain whitespace';
+      // The whole URL now, not at connect time: a start-up failure is a refusal naming the flag.
+      try {
+        parseRedisUrl(value);
+      } catch (error) {
+        if (!(error instanceof RedisUrlError)) throw error;
+        return error.message;
+      }
       draft.redisUrl = value;
       return undefined;
     },
@@ -117,7 +140,7 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
     name: 'redis-prefix',
     group: 'redis',
     valueName: 'PREFIX',
-    summary: 'Redis key prefix, used as the hash tag {PREFIX} of every key',
+    summary: 'Redis key prefix, the hash tag {PREFIX} of every key; no {, } or whitespace',
     defaultText: DEFAULT_CONFIG.redisPrefix,
     field: 'redisPrefix',
     apply(value, draft) {
@@ -130,7 +153,7 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
     name: 'redis-command-timeout-ms',
     group: 'redis',
     valueName: 'MS',
-    summary: 'how long a Redis command may take before the store counts as unreachable',
+    summary: 'how long a Redis command may take before the store counts as unreachable; a positive integer',
     defaultText: String(DEFAULT_CONFIG.redisCommandTimeoutMs),
     field: 'redisCommandTimeoutMs',
     apply(value, draft) {
@@ -146,7 +169,8 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
     name: 'region',
     group: 'regions',
     valueName: 'NAME',
-    summary: "this replica's home region, one of --regions-file: POST /pools writes to its Redis only",
+    summary:
+      "this replica's home region, a DNS-1123 label named in --regions-file (both or neither): POST /pools writes to its Redis only, and only its replicas log lapses there; storage is then redis, and --redis-url and --redis-prefix are refused",
     defaultText: undefined,
     field: 'region',
     apply(value, draft) {
@@ -160,7 +184,7 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
     name: 'regions-file',
     group: 'regions',
     valueName: 'PATH',
-    summary: "YAML or JSON file naming every region's Redis (redis_url, prefix, command_timeout_ms); read at start",
+    summary: 'YAML or JSON, regions: {NAME: {redis_url, prefix?, command_timeout_ms?}}, one Redis per region; read at start',
     defaultText: undefined,
     field: 'regions',
     apply(value, draft) {
@@ -190,7 +214,8 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
     name: 'relay-service-suffix',
     group: 'mcs',
     valueName: 'SUFFIX',
-    summary: 'a PoolRelay Service is named <pool><SUFFIX>; write a leading - as --relay-service-suffix=-x',
+    summary:
+      'a PoolRelay Service is named <pool><SUFFIX>: lowercase letters, digits and -; must differ from --frontend-service-suffix, neither ending the other; a leading - as --relay-service-suffix=-x',
     defaultText: DEFAULT_CONFIG.relayServiceSuffix,
     field: 'relayServiceSuffix',
     apply(value, draft) {
@@ -203,7 +228,7 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
     name: 'frontend-service-suffix',
     group: 'mcs',
     valueName: 'SUFFIX',
-    summary: "a pool's frontend Service is named <pool><SUFFIX>; write a leading - as --frontend-service-suffix=-x",
+    summary: "a pool's frontend Service is named <pool><SUFFIX>: the same rules; a leading - as --frontend-service-suffix=-x",
     defaultText: DEFAULT_CONFIG.frontendServiceSuffix,
     field: 'frontendServiceSuffix',
     apply(value, draft) {
@@ -238,15 +263,62 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
       return undefined;
     },
   },
+  // Routers (docs/contract.md §10).
+  {
+    name: 'router',
+    group: 'general',
+    valueName: 'ID=URL',
+    summary:
+      'a router always listed by GET /routers, without a lease (any mode); repeatable; ID a DNS-1123 label, URL http(s) with a host; in the environment, several separated by spaces',
+    defaultText: 'none',
+    field: 'staticRouters',
+    repeatable: true,
+    apply(value, draft) {
+      const router = parseStaticRouter(value);
+      if (typeof router === 'string') return router;
+      if (draft.staticRouters.some((r) => r.id === router.id)) return `the id ${quote(router.id)} is given twice`;
+      // A new array each time: the draft starts from DEFAULT_CONFIG's.
+      draft.staticRouters = [...draft.staticRouters, router];
+      return undefined;
+    },
+  },
+  {
+    name: 'router-service-name',
+    group: 'mcs',
+    valueName: 'NAME',
+    summary: "the imported Global Router Service: its Ready endpoints are routers (one per pod); a Service name, lowercase letters, digits and '-'",
+    defaultText: DEFAULT_CONFIG.routerServiceName,
+    field: 'routerServiceName',
+    apply(value, draft) {
+      if (!DNS_LABEL.test(value)) return `must be a Service name: a DNS label of lowercase letters, digits and '-' (got ${quote(value)})`;
+      draft.routerServiceName = value;
+      return undefined;
+    },
+  },
+  {
+    name: 'router-port-name',
+    group: 'mcs',
+    valueName: 'NAME',
+    summary: "name of the routers' port in the Global Router Service's EndpointSlices (appProtocol https gives https:// URLs)",
+    defaultText: DEFAULT_CONFIG.routerPortName,
+    field: 'routerPortName',
+    apply(value, draft) {
+      if (!DNS_LABEL.test(value)) return `must be a port name: a DNS label of lowercase letters, digits and '-' (got ${quote(value)})`;
+      draft.routerPortName = value;
+      return undefined;
+    },
+  },
   // Limits (docs/contract.md §8).
-  countFlag('max-connections', 'maxConnections', 'connections open at once; beyond it a new connection is closed at once'),
-  countFlag('max-watchers', 'maxWatchers', 'GET /pools/watch streams open at once; beyond it 503 too_many_watchers with Retry-After'),
-  countFlag('watch-max-backlog-bytes', 'watchMaxBacklogBytes', "bytes a watch stream may have unsent before it is cut (a client that stopped reading)"),
-  pathFlag('tls-cert-path', 'tlsCertPath', 'PEM certificate to serve HTTPS with; needs --tls-key-path'),
-  pathFlag('tls-key-path', 'tlsKeyPath', 'PEM private key of the certificate; needs --tls-cert-path'),
+  countFlag('max-connections', 'maxConnections', 'a positive integer: connections open at once; beyond it a new connection is closed at once (README "Limits")'),
+  countFlag('max-watchers', 'maxWatchers', 'a positive integer: event streams of each kind (GET /pools/watch, /debug/pools/watch) open at once; beyond it 503 too_many_watchers with Retry-After'),
+  countFlag('watch-max-backlog-bytes', 'watchMaxBacklogBytes', 'a positive integer: bytes an event stream may have unsent before it is cut (a client that stopped reading)'),
+  { ...logLevelFlag<ServeConfig>(), group: 'general', valueName: 'LEVEL', field: 'logLevel' },
+  pathFlag('tls-cert-path', 'tlsCertPath', 'PEM certificate to serve HTTPS with, then its chain; needs --tls-key-path', 'certificate'),
+  pathFlag('tls-key-path', 'tlsKeyPath', "PEM private key of --tls-cert-path's certificate, unencrypted; needs --tls-cert-path", 'key'),
   pathFlag('tls-client-ca-path', 'tlsClientCaPath', 'PEM CA certificate(s): every client must present a certificate it signed (mutual TLS); needs --tls-cert-path', 'certificate'),
-  pathFlag('auth-token-file', 'authTokenFile', 'bearer tokens for POST /pools (and for reads), one a line; re-read when it changes', 'tokens'),
-  pathFlag('read-token-file', 'readTokenFile', 'bearer tokens for the read routes (all but /healthz, /readyz), one a line; needs --auth-token-file', 'tokens'),
+  pathFlag('tls-client-scopes-file', 'tlsClientScopesFile', 'what each client certificate may write, a line <CN or DNS name> [<scope>...] (README "Security"); re-read when it changes; needs --tls-client-ca-path', 'subject-scopes'),
+  pathFlag('auth-token-file', 'authTokenFile', 'bearer tokens for POST /pools (and reads), a line <token> [<scope>...] (# comments; scopes: README "Security"); at least one, each of Bearer characters; re-read when it changes', 'write-tokens'),
+  pathFlag('read-token-file', 'readTokenFile', 'bearer tokens for every route but POST /pools, /healthz and /readyz, one a line, the same rules; needs --auth-token-file', 'read-tokens'),
 ];
 
 function parseListen(value: string): { host: string; port: number } | string {
@@ -315,14 +387,15 @@ function countFlag(name: string, field: 'maxConnections' | 'maxWatchers' | 'watc
 }
 
 /**
- * A TLS/auth flag naming a file that must be readable at start; a token file must also hold a token, each
- * of Bearer characters (docs/contract.md §8), and a CA file a PEM certificate.
+ * A TLS/auth flag naming a file, read and checked at start: a token file must hold a token, each of Bearer
+ * characters (docs/contract.md §8); a certificate file PEM certificates that parse; a key file an
+ * unencrypted PEM private key. Whether the key is the certificate's is checked in flags.ts.
  */
 function pathFlag(
   name: string,
-  field: 'tlsCertPath' | 'tlsKeyPath' | 'tlsClientCaPath' | 'authTokenFile' | 'readTokenFile',
+  field: 'tlsCertPath' | 'tlsKeyPath' | 'tlsClientCaPath' | 'tlsClientScopesFile' | 'authTokenFile' | 'readTokenFile',
   summary: string,
-  holds?: 'tokens' | 'certificate',
+  holds: FileContent,
 ): FlagSpec {
   return {
     name,
@@ -332,17 +405,28 @@ function pathFlag(
     defaultText: undefined,
     field,
     apply(value, draft) {
-      const broken = checkReadableFile(value) ?? checkContent(value, holds);
+      const broken = checkContent(value, holds);
       if (broken === undefined) draft[field] = value;
       return broken;
     },
   };
 }
 
-function checkContent(path: string, holds: 'tokens' | 'certificate' | undefined): string | undefined {
-  if (holds === undefined) return undefined;
+/** What a TLS/auth file must hold to be used. */
+type FileContent = 'write-tokens' | 'read-tokens' | 'certificate' | 'key' | 'subject-scopes';
+
+function checkContent(path: string, holds: FileContent): string | undefined {
+  if (holds === 'certificate') {
+    const file = readCertificateFile(path);
+    return typeof file === 'string' ? file : undefined;
+  }
+  if (holds === 'key') {
+    const file = readPrivateKeyFile(path);
+    return typeof file === 'string' ? file : undefined;
+  }
+  const unreadable = checkReadableFile(path);
+  if (unreadable !== undefined) return unreadable;
   const text = readFileSync(path, 'utf8');
-  if (holds === 'certificate') return text.includes('-----BEGIN CERTIFICATE-----') ? undefined : `${quote(path)} holds no PEM certificate`;
-  const tokens = readTokenFileText(text);
-  return tokens.ok ? undefined : `${quote(path)} ${tokens.problem}`;
+  const content = holds === 'subject-scopes' ? readCertificateScopesText(text) : readTokenFileText(text, { scopes: holds === 'write-tokens' });
+  return content.ok ? undefined : `${quote(path)} ${content.problem}`;
 }

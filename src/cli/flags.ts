@@ -1,15 +1,16 @@
-// The parser of `poolscope serve` flags (docs/contract.md §6, regions §7): argv plus POOLSCOPE_* env
-// variables, checked against the flag table (flag-table.ts) and the rules between flags, into a ServeConfig.
+// The parser of `poolscope serve` flags (docs/contract.md §6, regions §7): argv plus POOLSCOPE_SERVE_* env
+// variables (and POOLSCOPE_LOG_LEVEL), checked against the flag table (flag-table.ts) and the rules
+// between flags, into a ServeConfig.
 import { DEFAULT_CONFIG, type ServeConfig } from '../service/config.js';
 import { parseFlags, refuse, type Refusal } from './flag-parser.js';
 import { SERVE_FLAGS, formatSecs, quote, type FlagSpec } from './flag-table.js';
+import { isKeyOf, readCertificateFile, readPrivateKeyFile } from './tls-files.js';
 
 export type ServeFlagsResult = { ok: true; config: ServeConfig } | Refusal;
 
 /**
  * Parses `poolscope serve` flags. A flag on the command line wins over its env variable; only the
- * value that wins is validated. No I/O beyond checking that the TLS and token files are readable and
- * reading the regions file.
+ * value that wins is validated. No I/O beyond reading and checking the TLS, token and regions files.
  */
 export function parseServeFlags(argv: string[], env: Record<string, string | undefined>): ServeFlagsResult {
   const draft: ServeConfig = { ...DEFAULT_CONFIG, listen: { ...DEFAULT_CONFIG.listen }, regions: [] };
@@ -90,8 +91,13 @@ function checkCombinations(config: ServeConfig): Refusal | undefined {
   if (config.tlsKeyPath !== undefined && config.tlsCertPath === undefined) {
     return refuse('tls-cert-path', 'required with --tls-key-path');
   }
+  const tlsPair = checkTlsPair(config);
+  if (tlsPair !== undefined) return tlsPair;
   if (config.tlsClientCaPath !== undefined && config.tlsCertPath === undefined) {
     return refuse('tls-client-ca-path', 'requires --tls-cert-path and --tls-key-path (client certificates are checked over HTTPS)');
+  }
+  if (config.tlsClientScopesFile !== undefined && config.tlsClientCaPath === undefined) {
+    return refuse('tls-client-scopes-file', 'requires --tls-client-ca-path (the scopes are those of client certificates)');
   }
   if (config.readTokenFile !== undefined && config.authTokenFile === undefined) {
     return refuse('read-token-file', 'requires --auth-token-file (else POST /pools would stay open while reads are guarded)');
@@ -115,4 +121,15 @@ function checkCombinations(config: ServeConfig): Refusal | undefined {
     return refuse('frontend-service-suffix', `must not be the end of --relay-service-suffix (${quote(relay)})`);
   }
   return undefined;
+}
+
+/** The key of --tls-key-path must be the one of --tls-cert-path's certificate (both were read and parsed). */
+function checkTlsPair(config: ServeConfig): Refusal | undefined {
+  if (config.tlsCertPath === undefined || config.tlsKeyPath === undefined) return undefined;
+  const certificate = readCertificateFile(config.tlsCertPath);
+  if (typeof certificate === 'string') return refuse('tls-cert-path', certificate);
+  const key = readPrivateKeyFile(config.tlsKeyPath);
+  if (typeof key === 'string') return refuse('tls-key-path', key);
+  if (isKeyOf(certificate, key)) return undefined;
+  return refuse('tls-key-path', `${quote(config.tlsKeyPath)} is not the private key of the certificate in ${quote(config.tlsCertPath)} (--tls-cert-path)`);
 }

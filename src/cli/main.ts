@@ -1,48 +1,37 @@
-// The `poolscope` command line: picks a command from the table below and returns the exit code
-// (bin/poolscope.js sets it). Each command is one table entry; `poolscope COMMAND --help` prints its flags.
+// The `poolscope` command line: picks a command from the table (command-table.ts) and returns the exit
+// code (bin/poolscope.js sets it). `poolscope COMMAND --help` prints a command's flags; `poolscope --help`
+// the commands. Before a command runs, the POOLSCOPE_* names of the environment it does not read are
+// found (env-names.ts), for it to say so once: it never reads them.
 import { readFile } from 'node:fs/promises';
-import { EXIT_USAGE, type CliIo, type Command } from './command.js';
-import { poolsCommand } from './commands/pools.js';
-import { relayCommand } from './commands/relay.js';
-import { simulateCommand } from './commands/simulate.js';
-import { wantsHelp } from './flag-parser.js';
-import { parseServeFlags } from './flags.js';
-import { helpText, usageText, type CommandSummary } from './help.js';
+import { EXIT_USAGE, type CliIo, type Command, type CommandSummary } from './command.js';
+import { COMMANDS } from './command-table.js';
+import { ignoredEnv } from './env-names.js';
+import { commandHelpText, helpText, usageText } from './help.js';
 
 export type { CliIo } from './command.js';
 
-const COMMANDS: readonly Command[] = [
-  {
-    name: 'serve',
-    usage: 'serve [flags]',
-    summary: 'run the service (flags below)',
-    async run(args, io) {
-      if (wantsHelp(args)) return printHelp(io);
-      const parsed = parseServeFlags(args, io.env);
-      if (!parsed.ok) {
-        io.stderr(`poolscope: ${parsed.flag}: ${parsed.message}\n`);
-        return EXIT_USAGE;
-      }
-      const { runServe } = await import('./serve.js');
-      return runServe(parsed.config);
-    },
+const HELP: Command = {
+  name: 'help',
+  usage: 'help [COMMAND]',
+  summary: "print this help, or a command's (the same as COMMAND --help)",
+  flags: [],
+  async run(args, io) {
+    const [name, ...rest] = args;
+    if (name === undefined) return printHelp(io);
+    const command = COMMANDS.find((c) => c.name === name);
+    if (command === undefined || rest.length > 0) {
+      io.stderr(`poolscope: help: unknown command ${JSON.stringify(args.join(' '))}\n${usageText(SUMMARIES)}`);
+      return EXIT_USAGE;
+    }
+    io.stdout(commandHelpText(command));
+    return 0;
   },
-  relayCommand,
-  poolsCommand,
-  simulateCommand,
-  {
-    name: 'help',
-    usage: 'help',
-    summary: 'print this help',
-    async run(_args, io) {
-      return printHelp(io);
-    },
-  },
-];
+};
 
 /** What the help lists: the commands, and the options that stand in for one. */
 const SUMMARIES: readonly CommandSummary[] = [
   ...COMMANDS,
+  HELP,
   { usage: '--help, -h', summary: 'print this help' },
   { usage: '--version', summary: 'print the version' },
 ];
@@ -64,16 +53,17 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     io.stdout(`${await readVersion()}\n`);
     return 0;
   }
+  if (first === HELP.name) return HELP.run(rest, io);
   const command = COMMANDS.find((c) => c.name === first);
   if (command === undefined) {
     io.stderr(`poolscope: unknown command ${JSON.stringify(first)}\n${usageText(SUMMARIES)}`);
     return EXIT_USAGE;
   }
-  return command.run(rest, io);
+  return command.run(rest, { ...io, ignoredEnv: ignoredEnv(command, COMMANDS, io.env) });
 }
 
 function printHelp(io: CliIo): number {
-  io.stdout(helpText(SUMMARIES));
+  io.stdout(helpText(SUMMARIES, COMMANDS));
   return 0;
 }
 

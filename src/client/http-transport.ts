@@ -55,14 +55,31 @@ export interface RequestInit {
   headers?: Record<string, string>;
 }
 
-/** A failed exchange: no reply, a timeout, or the caller's abort. `reason` is short enough for a log line. */
+/**
+ * What went wrong with TLS, when that is what failed: the server's certificate is not signed by a trusted
+ * CA (`--ca-file`), names another host, or is out of date; the server requires a client certificate, or
+ * refused the one sent (mutual TLS: `--cert-file`, `--key-file`); the server speaks plain HTTP.
+ */
+export type TlsProblem =
+  | 'untrusted-server-certificate'
+  | 'server-certificate-name'
+  | 'server-certificate-expired'
+  | 'client-certificate-required'
+  | 'client-certificate-refused'
+  | 'not-tls';
+
+/** A failed exchange: no reply, a timeout, or the caller's abort. `reason` is one line, short enough for a log line. */
 export class TransportError extends Error {
+  /** Set when the failure is one of TLS the caller can act on (src/client/next-step.ts says how). */
+  readonly tls: TlsProblem | undefined;
+
   constructor(
     readonly reason: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; tls?: TlsProblem },
   ) {
     super(reason, options);
     this.name = 'TransportError';
+    this.tls = options?.tls;
   }
 }
 
@@ -189,6 +206,49 @@ function asTransportError(error: unknown, abortReason: string | undefined): Tran
   if (error instanceof TransportError) return error;
   if (abortReason !== undefined) return new TransportError(abortReason, { cause: error });
   const code = (error as NodeJS.ErrnoException).code;
-  const message = error instanceof Error ? error.message : String(error);
-  return new TransportError(code && !message.includes(code) ? `${code}: ${message}` : message, { cause: error });
+  // OpenSSL's messages run over several lines with its source positions: keep the words that say what broke.
+  const message = opensslWords(error instanceof Error ? error.message : String(error));
+  const tls = tlsProblem(code, message);
+  const text = code && !message.includes(code) ? `${code}: ${message}` : message;
+  return new TransportError(tls === undefined ? text : `TLS: ${TLS_WORDS[tls]} (${text})`, { cause: error, tls });
+}
+
+const TLS_WORDS: Record<TlsProblem, string> = {
+  'untrusted-server-certificate': "the replica's certificate is not signed by a CA this client trusts",
+  'server-certificate-name': "the replica's certificate does not name the host of its URL",
+  'server-certificate-expired': "the replica's certificate is out of date",
+  'client-certificate-required': 'the replica requires a client certificate (mutual TLS)',
+  'client-certificate-refused': 'the replica refused the client certificate',
+  'not-tls': 'the replica does not speak TLS at this address',
+};
+
+const UNTRUSTED = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+]);
+
+function tlsProblem(code: string | undefined, message: string): TlsProblem | undefined {
+  if (code === undefined) return undefined;
+  if (UNTRUSTED.has(code)) return 'untrusted-server-certificate';
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return 'server-certificate-name';
+  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') return 'server-certificate-expired';
+  if (code === 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED') return 'client-certificate-required';
+  if (/^ERR_SSL_(TLSV1_ALERT_UNKNOWN_CA|SSLV3_ALERT_BAD_CERTIFICATE|SSLV3_ALERT_CERTIFICATE_(EXPIRED|UNKNOWN|UNSUPPORTED)|TLSV1_ALERT_ACCESS_DENIED)$/.test(code)) {
+    return 'client-certificate-refused';
+  }
+  if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || (code === 'EPROTO' && message.includes('wrong version number'))) return 'not-tls';
+  return undefined;
+}
+
+/** `write EPROTO 80…:error:0A00010B:SSL routines:ssl3_get_record:wrong version number:../deps/…:350:\n` → `write EPROTO: wrong version number`. */
+function opensslWords(message: string): string {
+  const firstLine = message.split(/\r?\n/)[0]!;
+  const openssl = /^(.*?)\s*[0-9A-F]+:error:[0-9A-F]+:[^:]*:[^:]*:([^:]+):/.exec(firstLine);
+  if (openssl === null) return firstLine;
+  return openssl[1] ? `${openssl[1]}: ${openssl[2]}` : openssl[2]!;
 }

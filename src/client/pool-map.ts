@@ -1,8 +1,10 @@
 // The router's view of the listed pools under the caller merge rule (docs/contract.md §5): a list with
 // `complete: false` may miss pools, so pools it does not name are kept; only a complete list (or a
 // `delete` event) removes one. Extended with regions (docs/contract.md §7): a list also removes a pool it
-// does not name when every region of the pool's `lease_regions` is `dropped` in it, as the watch stream's
-// `delete`s do. Pure: every edge case is tested without a server.
+// does not name when every region of the pool's `lease_regions` is, in that list, either `complete` (read
+// in full: the pool is not missing from it, it has no live lease there) or `dropped`, as the watch
+// stream's `delete`s do; so a poller converges while some other region is dropped. Pure: every edge case
+// is tested without a server.
 import { poolKey, type ListedPool, type PoolId, type PoolKey, type PoolList, type RegionStatus } from '../contract/index.js';
 
 /** One change of the view, as `watchPools()` reports it. */
@@ -33,7 +35,8 @@ export class PoolMap {
   /**
    * A whole list: a `resync` event or a GET /pools reply. Every listed pool is added or updated; a known
    * pool it does not name is removed when `complete` is true, or when every region in the pool's
-   * `lease_regions` is `dropped` in the list's `regions` (docs/contract.md §7); otherwise it is kept.
+   * `lease_regions` is `complete` or `dropped` in the list's `regions` (docs/contract.md §7); otherwise it
+   * is kept.
    */
   applyList(list: PoolList): PoolChange[] {
     const changes: PoolChange[] = [];
@@ -44,7 +47,7 @@ export class PoolMap {
     }
     for (const [key, pool] of [...this.pools]) {
       if (listed.has(key)) continue;
-      if (list.complete || droppedEverywhere(pool, list.regions)) changes.push(...this.remove(key));
+      if (list.complete || settledEverywhere(pool, list.regions)) changes.push(...this.remove(key));
     }
     return changes;
   }
@@ -93,6 +96,20 @@ export function droppedEverywhere(pool: ListedPool, regions: readonly RegionStat
   if (regions === undefined || leaseRegions.length === 0) return false;
   const dropped = new Set(regions.filter((region) => region.dropped).map((region) => region.name));
   return leaseRegions.every((name) => dropped.has(name));
+}
+
+/**
+ * True when `pool` names at least one lease region and every one of them is `complete: true` or
+ * `dropped: true` in `regions` (docs/contract.md §7): each of those regions is read in full (so a pool the
+ * list leaves out has no live lease there) or no longer followed at all, so a list that leaves the pool
+ * out is that replica's last word on it, though the list is incomplete because of some other region. A
+ * region `regions` does not name counts as neither.
+ */
+export function settledEverywhere(pool: ListedPool, regions: readonly RegionStatus[] | undefined): boolean {
+  const leaseRegions = pool.lease_regions ?? [];
+  if (regions === undefined || leaseRegions.length === 0) return false;
+  const settled = new Set(regions.filter((region) => region.complete || region.dropped).map((region) => region.name));
+  return leaseRegions.every((name) => settled.has(name));
 }
 
 /** Field-by-field equality, whatever order the keys came in. */

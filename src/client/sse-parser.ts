@@ -12,6 +12,9 @@ export interface SseMessage {
 }
 
 export class SseParser {
+  /** `onComment`: the text of each comment line, after the ':' (the server's `: resumed`). */
+  constructor(private readonly options: { onComment?(text: string): void } = {}) {}
+
   private buffer = '';
   private started = false;
   /** A '\r' ended the last chunk: a '\n' starting the next one belongs to the same line end. */
@@ -50,7 +53,10 @@ export class SseParser {
 
   private line(line: string): SseMessage | undefined {
     if (line === '') return this.dispatch();
-    if (line.startsWith(':')) return undefined;
+    if (line.startsWith(':')) {
+      this.options.onComment?.(line.slice(1).trim());
+      return undefined;
+    }
     const colon = line.indexOf(':');
     const field = colon === -1 ? line : line.slice(0, colon);
     let value = colon === -1 ? '' : line.slice(colon + 1);

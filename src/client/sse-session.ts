@@ -1,16 +1,18 @@
-// One connection to GET /pools/watch: opens it, parses the event stream, checks every event against the
+// One connection to GET /pools/watch (or /routers/watch): opens it, parses the event stream, checks every event against the
 // contract's schemas and hands it on, and says how the connection ended, so the watcher can tell a
 // replica that is gone (try the next) from a path that cuts event streams (poll instead). With
 // `lastEventId` it asks to resume (docs/contract.md §5): a stream whose first event is not a `resync`, or
-// whose first bytes are only comments, has resumed.
+// that says `: resumed` before any event, has resumed. A stream the server ends says so (docs/contract.md
+// §11): `overloaded` (this replica is full: try another) or `closing` (it drains).
 import type { Logger } from 'pino';
+import type { z } from 'zod';
 import { watchEventSchemas, type WatchEvent } from '../contract/index.js';
-import { TransportError, type HttpTransport } from './http-transport.js';
+import { TransportError, type HttpTransport, type TlsProblem } from './http-transport.js';
 import { SseParser, type SseMessage } from './sse-parser.js';
 
 export type SessionEnd =
   /** No HTTP reply (refused, reset, timed out) or a 5xx: the replica cannot serve. */
-  | { kind: 'unreachable'; reason: string }
+  | { kind: 'unreachable'; reason: string; tls?: TlsProblem }
   /** A reply that is not an event stream, or no first event in time: something on the path cuts SSE. */
   | { kind: 'not-sse'; reason: string }
   /** The stream ended or broke after it had worked (`resynced`: a resync arrived; `resumed`: it resumed). */
@@ -33,12 +35,17 @@ export interface SseSessionOptions {
   /** The stream resumed after `lastEventId` (before any event of it is handed on). */
   onResumed?(): void;
   onEvent(event: WatchEvent): void;
+  /** The list followed (default `/pools`): its stream is `<path>/watch`. */
+  path?: string;
+  /** Its events' schemas (default the pools'). */
+  eventSchemas?: Record<'resync' | 'upsert' | 'delete', z.ZodType>;
 }
 
-const KNOWN_EVENTS = new Set(Object.keys(watchEventSchemas));
-
 export async function runSseSession(options: SseSessionOptions): Promise<SessionEnd> {
-  const url = `${options.server}/pools/watch`;
+  const path = `${options.path ?? '/pools'}/watch`;
+  const url = `${options.server}${path}`;
+  const schemas = options.eventSchemas ?? watchEventSchemas;
+  const parseEvent = (message: SseMessage) => parseEventOf(schemas, message);
   let stream;
   try {
     stream = await options.transport.stream(url, {
@@ -49,18 +56,20 @@ export async function runSseSession(options: SseSessionOptions): Promise<Session
     });
   } catch (error) {
     if (options.signal.aborted) return { kind: 'stopped' };
-    return { kind: 'unreachable', reason: error instanceof TransportError ? error.reason : String(error) };
+    if (!(error instanceof TransportError)) return { kind: 'unreachable', reason: String(error) };
+    return { kind: 'unreachable', reason: error.reason, ...(error.tls === undefined ? {} : { tls: error.tls }) };
   }
   if (stream.status >= 500 && stream.status !== 502 && stream.status !== 504) {
     stream.close();
-    return { kind: 'unreachable', reason: `GET /pools/watch answered ${stream.status}` };
+    return { kind: 'unreachable', reason: `GET ${path} answered ${stream.status}` };
   }
   if (stream.status !== 200 || !stream.contentType.toLowerCase().startsWith('text/event-stream')) {
     stream.close();
-    return { kind: 'not-sse', reason: `GET /pools/watch answered ${stream.status} ${stream.contentType || 'without a content type'}` };
+    return { kind: 'not-sse', reason: `GET ${path} answered ${stream.status} ${stream.contentType || 'without a content type'}` };
   }
 
-  const parser = new SseParser();
+  let saidResumed = false;
+  const parser = new SseParser({ onComment: (text) => (saidResumed ||= text === 'resumed') });
   const decoder = new TextDecoder();
   let resynced = false;
   let resumed = false;
@@ -97,9 +106,17 @@ export async function runSseSession(options: SseSessionOptions): Promise<Session
     for await (const chunk of stream.body) {
       if (open) armIdleTimer();
       const messages = parser.push(decoder.decode(chunk as Buffer, { stream: true }));
-      // Resuming with nothing to replay: the server's first bytes are a comment.
-      if (!open && messages.length === 0 && parser.idle && options.lastEventId !== undefined) opened(undefined);
+      // Resuming with nothing to replay: the server said so in a comment.
+      if (!open && messages.length === 0 && parser.idle && options.lastEventId !== undefined && saidResumed) opened(undefined);
       for (const message of messages) {
+        if (message.event === 'overloaded') {
+          endWith({ kind: 'unreachable', reason: `the replica refused the watch: ${message.data}` });
+          break;
+        }
+        if (message.event === 'closing') {
+          endWith({ kind: 'ended', reason: 'the replica ended the stream (closing)', resynced, resumed });
+          break;
+        }
         const event = parseEvent(message);
         if (typeof event === 'string') {
           options.logger.warn({ server: options.server, event: message.event, reason: event }, 'watch event refused; reconnecting');
@@ -129,16 +146,16 @@ export async function runSseSession(options: SseSessionOptions): Promise<Session
 }
 
 /** The event, `undefined` for an event kind this client does not know (skipped), or why it was refused. */
-function parseEvent(message: SseMessage): WatchEvent | undefined | string {
-  if (!KNOWN_EVENTS.has(message.event)) return undefined;
+function parseEventOf(schemas: Record<'resync' | 'upsert' | 'delete', z.ZodType>, message: SseMessage): WatchEvent | undefined | string {
+  if (!Object.hasOwn(schemas, message.event)) return undefined;
   let data: unknown;
   try {
     data = JSON.parse(message.data);
   } catch {
     return `${message.event} data is not JSON`;
   }
-  const kind = message.event as keyof typeof watchEventSchemas;
-  const parsed = watchEventSchemas[kind].safeParse(data);
+  const kind = message.event as 'resync' | 'upsert' | 'delete';
+  const parsed = schemas[kind].safeParse(data);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     return `${kind} data breaks the contract at ${issue?.path.join('.') || 'the top'}: ${issue?.message ?? ''}`;

@@ -5,12 +5,14 @@
 // Back on the same replica it resumes the stream after the last revision it applied (Last-Event-ID), and
 // it polls with the last list's ETag, keeping its list on a 304 (docs/contract.md §5).
 import { pino, type Logger } from 'pino';
-import type { ListedPool, PoolId, PoolKey, RegionStatus, WatchEvent } from '../contract/index.js';
-import { poolKey } from '../contract/index.js';
+import type { z } from 'zod';
+import type { ListedPool, ListedRouter, PoolId, PoolKey, RegionStatus, RouterList } from '../contract/index.js';
+import { poolKey, poolListSchema, routerListSchema, routerWatchEventSchemas, watchEventSchemas } from '../contract/index.js';
 import { Backoff, sleep, type BackoffOptions } from '../util/backoff.js';
-import { readPoolList } from './get-pools.js';
+import { readPoolList, type ReplicaFailure } from './get-pools.js';
 import { HttpTransport, type HttpTransportOptions } from './http-transport.js';
 import { PoolMap, type PoolChange } from './pool-map.js';
+import { RouterMap, type RouterChange } from './router-map.js';
 import { ReplicaRotation } from './replica-rotation.js';
 import { runSseSession, type SessionEnd } from './sse-session.js';
 
@@ -55,6 +57,11 @@ export interface WatchStatus {
    * configured on the service (docs/contract.md §7); undefined without them.
    */
   regions: RegionStatus[] | undefined;
+  /**
+   * Why the last try failed, while no replica serves the watch (undefined once one does): the replica,
+   * the reason, and the reply's status or the TLS problem a flag fixes (src/client/next-step.ts).
+   */
+  failure: ReplicaFailure | undefined;
 }
 
 /** A live view of the listed pools. */
@@ -88,7 +95,8 @@ export interface PoolWatch {
  *
  * On a `resync` or a polled list with `complete: false` it keeps the pools it knows that the list does
  * not name; it removes a pool only on a complete list or a `delete` event (docs/contract.md §5), or, with
- * regions, on a list in which every region of the pool's `lease_regions` is `dropped` (docs/contract.md §7).
+ * regions, on a list in which every region of the pool's `lease_regions` is `complete` or `dropped`
+ * (docs/contract.md §7).
  *
  * @throws TypeError when `servers` is empty or holds something other than an http(s) URL.
  */
@@ -96,13 +104,50 @@ export function watchPools(options: WatchPoolsOptions): PoolWatch {
   return new PoolWatcher(options).start();
 }
 
-class PoolWatcher implements PoolWatch {
+/** A live view of the routers (docs/contract.md §10), followed exactly as the pools are. */
+export interface RouterWatch {
+  /** Every known router by id. */
+  readonly routers: ReadonlyMap<string, ListedRouter>;
+  readonly status: WatchStatus;
+  readonly ready: Promise<void>;
+  /** Called for each router added, updated or removed. Returns the unsubscribe function. */
+  onChange(listener: (change: RouterChange) => void): () => void;
+  onStatus(listener: (status: WatchStatus) => void): () => void;
+  close(): Promise<void>;
+}
+
+/**
+ * Follows the routers of a poolscope service (GET /routers/watch, else polling GET /routers) with the
+ * options, failover, resume and merge rule of watchPools.
+ */
+export function watchRouters(options: WatchPoolsOptions): RouterWatch {
+  return new RouterWatcher(options).start();
+}
+
+/** What a watcher follows: its path, its schemas, and how its events change the view. */
+interface Followed<Item, Change> {
+  /** `/pools` or `/routers`. */
+  path: string;
+  what: string;
+  listSchema: z.ZodType;
+  eventSchemas: Record<'resync' | 'upsert' | 'delete', z.ZodType>;
+  map: {
+    applyList(list: { complete: boolean; regions?: RegionStatus[] }): Change[];
+    upsert(item: Item): Change[];
+    remove(id: never): Change[];
+  };
+  /** The item of an `upsert` event's data, the id of a `delete` event's. */
+  upserted(data: unknown): Item;
+  deleted(data: unknown): unknown;
+}
+
+/** The one watch loop of both lists: one replica at a time, failover, polling, resume, the merge rule. */
+class ListWatcher<Item, Change> {
   private readonly rotation: ReplicaRotation;
   private readonly transport: HttpTransport;
   private readonly logger: Logger;
   private readonly backoff: Backoff;
-  private readonly map = new PoolMap();
-  private readonly changeListeners = new Set<(change: PoolChange) => void>();
+  private readonly changeListeners = new Set<(change: Change) => void>();
   private readonly statusListeners = new Set<(status: WatchStatus) => void>();
   private readonly stop = new AbortController();
   private readonly settings: Required<
@@ -117,7 +162,10 @@ class PoolWatcher implements PoolWatch {
   private markReady!: () => void;
   readonly ready: Promise<void>;
 
-  constructor(options: WatchPoolsOptions) {
+  constructor(
+    options: WatchPoolsOptions,
+    protected readonly followed: Followed<Item, Change>,
+  ) {
     this.rotation = new ReplicaRotation({ servers: options.servers, random: options.random });
     this.transport = new HttpTransport(options);
     this.logger = options.logger ?? pino({ level: 'silent' });
@@ -129,34 +177,22 @@ class PoolWatcher implements PoolWatch {
       firstEventTimeoutMs: options.firstEventTimeoutMs ?? 10_000,
       idleTimeoutMs: options.idleTimeoutMs ?? 45_000,
     };
-    this.current = { server: this.rotation.current, transport: 'disconnected', complete: false, revision: undefined, regions: undefined };
+    this.current = { server: this.rotation.current, transport: 'disconnected', complete: false, revision: undefined, regions: undefined, failure: undefined };
     this.ready = new Promise((resolve) => (this.markReady = resolve));
   }
 
   start(): this {
     this.loop = this.run().catch((error: unknown) => {
-      this.logger.error({ err: error }, 'pool watch stopped on an unexpected error');
+      this.logger.error({ err: error }, `${this.followed.what} watch stopped on an unexpected error`);
     });
     return this;
-  }
-
-  get pools(): ReadonlyMap<PoolKey, ListedPool> {
-    return this.map.view;
   }
 
   get status(): WatchStatus {
     return { ...this.current, regions: this.current.regions?.map((region) => ({ ...region })) };
   }
 
-  get(id: PoolKey | PoolId): ListedPool | undefined {
-    return this.map.get(typeof id === 'string' ? id : poolKey(id));
-  }
-
-  byModel(model: string): ListedPool[] {
-    return this.map.byModel(model);
-  }
-
-  onChange(listener: (change: PoolChange) => void): () => void {
+  onChange(listener: (change: Change) => void): () => void {
     this.changeListeners.add(listener);
     return () => void this.changeListeners.delete(listener);
   }
@@ -192,6 +228,8 @@ class PoolWatcher implements PoolWatch {
         firstEventTimeoutMs: this.settings.firstEventTimeoutMs,
         idleTimeoutMs: this.settings.idleTimeoutMs,
         signal: this.stop.signal,
+        path: this.followed.path,
+        eventSchemas: this.followed.eventSchemas,
         ...(resumeFrom === undefined ? {} : { lastEventId: resumeFrom.revision }),
         // No resync comes, and completeness is as the last list had it (a change of it sends a resync).
         onResumed: () => this.setStatus({ server, transport: 'sse', complete: resumeFrom!.complete }),
@@ -204,7 +242,7 @@ class PoolWatcher implements PoolWatch {
       if (end.kind === 'not-sse') {
         // Is it the replica, or only its event stream? A working GET /pools says the path cuts streams.
         if (await this.pollOnce(server)) {
-          this.logger.warn({ server, reason: end.reason }, 'event stream unavailable; polling GET /pools');
+          this.logger.warn({ server, reason: end.reason }, `event stream unavailable; polling GET ${this.followed.path}`);
           pollUntil = Date.now() + this.settings.sseRetryIntervalMs;
           await sleep(this.settings.pollIntervalMs, this.stop.signal);
         }
@@ -224,12 +262,14 @@ class PoolWatcher implements PoolWatch {
     this.setStatus({ transport: 'disconnected', complete: false });
   }
 
-  /** One GET /pools; applies the list, or fails over. Returns whether it worked. */
+  /** One GET of the list; applies it, or fails over. Returns whether it worked. */
   private async pollOnce(server: string): Promise<boolean> {
     const etag = this.polled?.server === server ? this.polled.etag : undefined;
     const reply = await readPoolList({
       transport: this.transport,
       server,
+      path: this.followed.path,
+      schema: this.followed.listSchema,
       timeoutMs: this.settings.requestTimeoutMs,
       signal: this.stop.signal,
       ...(etag === undefined ? {} : { etag }),
@@ -237,7 +277,7 @@ class PoolWatcher implements PoolWatch {
     if (this.stop.signal.aborted) return false;
     if (!reply.ok) {
       this.setStatus({ transport: 'disconnected', complete: false });
-      await this.failOver(server, { kind: 'unreachable', reason: reply.reason });
+      await this.failOver(server, { kind: 'unreachable', reason: reply.reason, ...(reply.tls === undefined ? {} : { tls: reply.tls }) }, reply.status);
       return false;
     }
     this.rotation.succeeded();
@@ -252,22 +292,29 @@ class PoolWatcher implements PoolWatch {
     return true;
   }
 
-  private async failOver(server: string, end: Exclude<SessionEnd, { kind: 'stopped' }>): Promise<void> {
+  private async failOver(server: string, end: Exclude<SessionEnd, { kind: 'stopped' }>, status?: number): Promise<void> {
+    const tls = end.kind === 'unreachable' ? end.tls : undefined;
+    this.setStatus({ failure: { server, reason: end.reason, ...(status === undefined ? {} : { status }), ...(tls === undefined ? {} : { tls }) } });
     const roundFailed = this.rotation.failed();
     this.logger.warn({ server, reason: end.reason, next: this.rotation.current }, 'poolscope replica failed; trying the next');
     if (roundFailed) await sleep(this.backoff.next(), this.stop.signal);
   }
 
-  private apply(event: WatchEvent, server: string, transport: WatchTransport = 'sse'): void {
-    let changes: PoolChange[];
+  private apply(
+    event: { kind: 'resync'; data: { complete: boolean; revision: string; regions?: RegionStatus[] } } | { kind: 'upsert' | 'delete'; data: { revision: string } },
+    server: string,
+    transport: WatchTransport = 'sse',
+  ): void {
+    let changes: Change[];
     this.polled = undefined;
+    const { map } = this.followed;
     if (event.kind === 'resync') {
-      changes = this.map.applyList(event.data);
+      changes = map.applyList(event.data);
       const { complete, revision, regions } = event.data;
       this.applied = { server, revision, complete };
       this.setStatus({ server, transport, complete, revision, regions });
     } else {
-      changes = event.kind === 'upsert' ? this.map.upsert(event.data.pool) : this.map.remove(event.data.pool);
+      changes = event.kind === 'upsert' ? map.upsert(this.followed.upserted(event.data)) : map.remove(this.followed.deleted(event.data) as never);
       this.applied = { server, revision: event.data.revision, complete: this.applied?.complete ?? false };
       this.setStatus({ server, transport, revision: event.data.revision });
     }
@@ -276,11 +323,14 @@ class PoolWatcher implements PoolWatch {
   }
 
   private setStatus(update: Partial<WatchStatus>): void {
-    const next = { ...this.current, ...update };
+    // Serving again clears the last failure.
+    const serving = update.transport === 'sse' || update.transport === 'polling';
+    const next = { ...this.current, ...update, ...(serving ? { failure: undefined } : {}) };
     const changed =
       next.server !== this.current.server ||
       next.transport !== this.current.transport ||
       next.complete !== this.current.complete ||
+      next.failure?.reason !== this.current.failure?.reason ||
       JSON.stringify(next.regions) !== JSON.stringify(this.current.regions);
     this.current = next;
     if (changed) this.emit(this.statusListeners, this.status);
@@ -291,8 +341,64 @@ class PoolWatcher implements PoolWatch {
       try {
         listener(value);
       } catch (error) {
-        this.logger.error({ err: error }, 'a pool watch listener threw');
+        this.logger.error({ err: error }, `a ${this.followed.what} watch listener threw`);
       }
     }
+  }
+}
+
+class PoolWatcher extends ListWatcher<ListedPool, PoolChange> implements PoolWatch {
+  private readonly map: PoolMap;
+
+  constructor(options: WatchPoolsOptions) {
+    const map = new PoolMap();
+    super(options, {
+      path: '/pools',
+      what: 'pool',
+      listSchema: poolListSchema,
+      eventSchemas: watchEventSchemas,
+      map: map as Followed<ListedPool, PoolChange>['map'],
+      upserted: (data) => (data as { pool: ListedPool }).pool,
+      deleted: (data) => (data as { pool: PoolId }).pool,
+    });
+    this.map = map;
+  }
+
+  get pools(): ReadonlyMap<PoolKey, ListedPool> {
+    return this.map.view;
+  }
+
+  get(id: PoolKey | PoolId): ListedPool | undefined {
+    return this.map.get(typeof id === 'string' ? id : poolKey(id));
+  }
+
+  byModel(model: string): ListedPool[] {
+    return this.map.byModel(model);
+  }
+}
+
+class RouterWatcher extends ListWatcher<ListedRouter, RouterChange> implements RouterWatch {
+  private readonly map: RouterMap;
+
+  constructor(options: WatchPoolsOptions) {
+    const map = new RouterMap();
+    super(options, {
+      path: '/routers',
+      what: 'router',
+      listSchema: routerListSchema,
+      eventSchemas: routerWatchEventSchemas,
+      map: {
+        applyList: (list) => map.applyList(list as RouterList),
+        upsert: (router) => map.upsert(router),
+        remove: (id: never) => map.remove((id as { id: string }).id),
+      },
+      upserted: (data) => (data as { router: ListedRouter }).router,
+      deleted: (data) => (data as { router: { id: string } }).router,
+    });
+    this.map = map;
+  }
+
+  get routers(): ReadonlyMap<string, ListedRouter> {
+    return this.map.view;
   }
 }

@@ -4,3 +4,6 @@ export * from './pool.js';
 export * from './errors.js';
 export * from './regions.js';
 export * from './registration-reader.js';
+export * from './api.js';
+export * from './stream.js';
+export * from './router.js';

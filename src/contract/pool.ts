@@ -48,6 +48,13 @@ export const regionStatusSchema = z.object({
   reason: z.string().optional(),
   unreachable_since: z.string().optional(),
   dropped: z.boolean(),
+  /**
+   * When the last outage of the region's store ended (ISO-8601, the store's clock), once one was recorded
+   * (docs/contract.md §9); with it, whether its renewal window is open (leases that ran out in the outage
+   * are not lapsed before it has run).
+   */
+  last_outage_ended: z.string().optional(),
+  renewal_window_open: z.boolean().optional(),
 });
 export type RegionStatus = z.infer<typeof regionStatusSchema>;
 

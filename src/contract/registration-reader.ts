@@ -5,7 +5,15 @@
 // expect) is left to registrationSchema, which refuses it with the contract's field and message, or
 // accepts it after all. So the rules and the error bodies stay where they are (registration.ts); this
 // file can only be faster.
-import { DNS1123_SUBDOMAIN, MAX_LIST_ITEMS, MAX_MODEL_LENGTH, MAX_NAME_LENGTH, type Registration } from './registration.js';
+import {
+  DNS1123_SUBDOMAIN,
+  HTTP_URL,
+  MAX_LIST_ITEMS,
+  MAX_MODEL_LENGTH,
+  MAX_NAME_LENGTH,
+  parsesAsHttpUrl,
+  type Registration,
+} from './registration.js';
 
 /** A registration as registrationSchema.parse returns it, and its canonical JSON. */
 export interface ReadRegistration {
@@ -92,14 +100,7 @@ function isDnsName(value: unknown): value is string {
   return isString(value, 1, MAX_NAME_LENGTH) && DNS1123_SUBDOMAIN.test(value);
 }
 
-/** What httpUrl accepts (an http: or https: URL always has a host: the URL parser refuses one without). */
+/** What httpUrl accepts: its pattern (which admits no whitespace), then the URL parser. */
 function isHttpUrl(value: unknown): value is string {
-  if (typeof value !== 'string' || value.trim() !== value) return false;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return false;
-  }
-  return url.protocol === 'http:' || url.protocol === 'https:';
+  return typeof value === 'string' && HTTP_URL.test(value) && parsesAsHttpUrl(value);
 }

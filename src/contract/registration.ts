@@ -12,33 +12,52 @@ export const MAX_BODY_BYTES = 64 * 1024;
 const DNS1123_LABEL = '[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?';
 export const DNS1123_SUBDOMAIN = new RegExp(`^${DNS1123_LABEL}(\\.${DNS1123_LABEL})*$`);
 
-/** A pool key part: cluster id, namespace or name. */
+const noSurroundingWhitespace = (s: string) => s.trim() === s;
+
+/**
+ * A pool key part: cluster id, namespace or name. Every rule is one the OpenAPI document carries
+ * (docs/contract.md §11: lengths and the pattern); the whitespace check only names the fault better,
+ * the pattern refuses whitespace too.
+ */
 export const dnsName = z
   .string()
   .min(1, 'must not be empty')
   .max(MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`)
-  .refine((s) => s.trim() === s, 'must not have surrounding whitespace')
-  .refine(
-    (s) => DNS1123_SUBDOMAIN.test(s),
+  .refine(noSurroundingWhitespace, 'must not have surrounding whitespace')
+  .regex(
+    DNS1123_SUBDOMAIN,
     'must be a DNS-1123 label or subdomain (lower-case letters, digits, "-" and ".", starting and ending with a letter or digit)',
   );
 
-const noSurroundingWhitespace = (s: string) => s.trim() === s;
+/**
+ * The shape of an http(s) URL with a host, as a pattern the OpenAPI document carries: the scheme (any
+ * case, as the URL parser takes it), an authority with a host (a name, an IPv4 address or a bracketed
+ * IPv6 address; user info and port allowed), then a path, query or fragment; no whitespace anywhere.
+ */
+export const HTTP_URL = /^[Hh][Tt][Tt][Pp][Ss]?:\/\/(?:[^\s/?#@]*@)?(?:[^\s/?#@:[\]]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]*)?(?:[/?#]\S*)?$/;
+
+/**
+ * What the URL parser must also take: the pattern already asks for an http(s) scheme and a host, but
+ * cannot tell a host the parser refuses (`http://a%zz`, `http://256.256.256.256`).
+ */
+export function parsesAsHttpUrl(s: string): boolean {
+  return URL.canParse(s);
+}
+
+const URL_RULE = 'must be an http:// or https:// URL with a host';
 
 /** An http(s) URL with a host: frontends and relays are dialled by routers. */
-export const httpUrl = z.string().refine((s) => {
-  if (!noSurroundingWhitespace(s)) return false;
-  try {
-    const u = new URL(s);
-    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
-  } catch {
-    return false;
-  }
-}, 'must be an http:// or https:// URL with a host');
+export const httpUrl = z.string().regex(HTTP_URL, URL_RULE).refine(parsesAsHttpUrl, URL_RULE).meta({ format: 'uri' });
+
+/**
+ * A finite number. JSON has no Infinity, but `1e400` parses to it; zod refuses it as no number, and the
+ * bounds say "finite" in the document's own terms (a number past them is Infinity).
+ */
+const finiteNumber = z.number().min(-Number.MAX_VALUE).max(Number.MAX_VALUE);
 
 export const capacityItem = z.strictObject({
   name: z.string().min(1, 'must not be empty').max(MAX_MODEL_LENGTH),
-  value: z.number().finite('must be a finite number'),
+  value: finiteNumber,
 });
 
 export const location = z.strictObject({

@@ -16,10 +16,12 @@ const LISTED = new Set<string>(LISTED_STATES);
 export interface DebugLease {
   region: string;
   deadline_ms: number;
-  /** When the registration's content last changed in that region (what picks the one shown). */
+  /** The registration's version there: the highest is shown (docs/contract.md §7). */
+  version: number;
+  /** When the registration's content last changed in that region (its store's clock: shown, never compared). */
   changed_at_ms: number;
-  /** This lease's registration is the one shown (and listed): the latest content change, ties to the
-   * region name that sorts first. */
+  /** This lease's registration is the one shown (and listed): the highest version, ties to the region
+   * name that sorts first. */
   shown: boolean;
 }
 
@@ -69,7 +71,7 @@ export function describeLeases(context: PoolContext): DebugLease[] {
   const shown = chooseLease(context.leases);
   return leaseRegions(context).map((region) => {
     const lease = context.leases[region]!;
-    return { region, deadline_ms: lease.deadlineMs, changed_at_ms: lease.changedAtMs, shown: lease === shown };
+    return { region, deadline_ms: lease.deadlineMs, version: lease.version, changed_at_ms: lease.changedAtMs, shown: lease === shown };
   });
 }
 

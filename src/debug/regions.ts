@@ -11,6 +11,8 @@ export function debugRegion(status: RegionFeedStatus): DebugRegion {
     reason: status.reason ?? null,
     unreachable_since_ms: status.unreachableSinceMs ?? null,
     refill_until_ms: status.refillUntilMs ?? null,
+    last_outage_ended_ms: status.lastOutageEndedMs ?? null,
+    renewal_window_open: status.renewalWindowOpen,
   };
 }
 

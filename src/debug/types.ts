@@ -102,6 +102,10 @@ export interface DebugRegion {
   unreachable_since_ms: number | null;
   /** While refilling: until when (ms, this replica's clock). */
   refill_until_ms: number | null;
+  /** When the last outage of the region's store ended (ms, the store's clock; docs/contract.md §9). */
+  last_outage_ended_ms: number | null;
+  /** Leases that ran out in that outage are not lapsed before its renewal window has run. */
+  renewal_window_open: boolean;
 }
 
 /** The states the fleet overview counts (the contract's five; `absent` pools are only kept for /debug). */

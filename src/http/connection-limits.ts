@@ -8,15 +8,15 @@
 // limit (RLIMIT_NOFILE, read from /proc/self/limits) by a reserve for the store, files and the rest,
 // and a connection refused at that limit is counted and logged as `emfile`. Serving resumes as
 // connections close. An accept error that does reach Node is logged and counted the same way.
-// A request Node's parser refuses gets the contract's error body.
+// A request Node's parser refuses gets the contract's error body, with Date (docs/contract.md §11).
 import { readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { RequestError } from '@hono/node-server';
 import type { Logger } from 'pino';
-import type { ErrorCode } from '../contract/index.js';
+import { MAX_BODY_BYTES, type ErrorCode } from '../contract/index.js';
 import type { ConnectionRefusedReason } from '../metrics/limit-metrics.js';
-import { errorResponse } from './errors.js';
+import { ApiError, errorResponse } from './errors.js';
 
 export interface ConnectionLimits {
   maxConnections: number;
@@ -28,6 +28,9 @@ export interface ConnectionLimits {
   keepAliveTimeoutMs: number;
 }
 
+/** The longest request target taken (RFC 9112 §3 asks for at least 8,000 octets); a longer one is 414. */
+export const MAX_TARGET_BYTES = 8192;
+
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   maxConnections: 10_000,
   headersTimeoutMs: 10_000,
@@ -35,9 +38,13 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   keepAliveTimeoutMs: 65_000,
 };
 
-/** Options for http(s).createServer: the timeouts, checked every second (Node's default is every 30 s). */
+/**
+ * Options for http(s).createServer: the timeouts, checked every second (Node's default is every 30 s);
+ * Host is checked by the server itself (requestRefusal), so a request without one gets the error body.
+ */
 export function timeoutOptions(limits: ConnectionLimits) {
   return {
+    requireHostHeader: false,
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
@@ -138,8 +145,8 @@ export function requestErrorHandler(logger: Logger | undefined): (error: unknown
   };
 }
 
-/** What Node's parser refused, answered with the contract's error body (docs/contract.md §5). */
-function refuseRequest(error: NodeJS.ErrnoException, socket: Socket): void {
+/** What Node's parser refused, answered with the contract's error body (docs/contract.md §5, §11). */
+function refuseRequest(error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
     return;
@@ -147,15 +154,67 @@ function refuseRequest(error: NodeJS.ErrnoException, socket: Socket): void {
   const [status, reason, code, message]: [number, string, ErrorCode, string] =
     error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
       ? [408, 'Request Timeout', 'request_timeout', 'the request was not received in time']
-      : error.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, 'Request Header Fields Too Large', 'headers_too_large', 'the request headers are too large']
-        : [400, 'Bad Request', 'bad_request', 'the request is not valid HTTP/1.1'];
+      : error.code === 'HPE_HEADER_OVERFLOW' && targetTooLong(error.rawPacket)
+        ? [414, 'URI Too Long', 'uri_too_long', TARGET_MESSAGE]
+        : error.code === 'HPE_HEADER_OVERFLOW'
+          ? [431, 'Request Header Fields Too Large', 'headers_too_large', 'the request headers are too large']
+          : [400, 'Bad Request', 'bad_request', 'the request is not valid HTTP/1.1'];
   const body = JSON.stringify({ error: { code, message } satisfies { code: ErrorCode; message: string } });
   // As Node does by default: answer only when nothing of a response was written yet, then close.
   if (socket.bytesWritten === 0) {
     socket.write(
-      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      `HTTP/1.1 ${status} ${reason}\r\nDate: ${new Date().toUTCString()}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   }
   socket.destroy();
+}
+
+const TARGET_MESSAGE = `the request target is longer than ${MAX_TARGET_BYTES} bytes`;
+
+/** The head that overflowed the parser holds a request line past the target limit (or no line end at all). */
+function targetTooLong(rawPacket: Buffer | undefined): boolean {
+  if (rawPacket === undefined) return false;
+  const lineEnd = rawPacket.indexOf('\r\n');
+  return lineEnd === -1 ? rawPacket.length > MAX_TARGET_BYTES : lineEnd > MAX_TARGET_BYTES;
+}
+
+/**
+ * What the parser lets through but HTTP/1.1 does not (RFC 9112 §3.2, §3): no Host on HTTP/1.1, two Host
+ * headers, a request target past MAX_TARGET_BYTES. Undefined when the request may go on.
+ */
+export function requestRefusal(req: IncomingMessage): ApiError | undefined {
+  if ((req.url?.length ?? 0) > MAX_TARGET_BYTES) return new ApiError(414, 'uri_too_long', TARGET_MESSAGE);
+  let hosts = 0;
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') hosts += 1;
+  if (hosts > 1) return new ApiError(400, 'bad_request', 'the request has more than one Host header');
+  if (hosts === 0 && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) return new ApiError(400, 'bad_request', 'an HTTP/1.1 request needs a Host header');
+  return undefined;
+}
+
+/** A refusal written on Node's own response, before any route; the connection closes after it. */
+export function refuseOnNode(res: ServerResponse, error: ApiError): void {
+  const body = JSON.stringify(error.body());
+  res.writeHead(error.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
+  res.end(body);
+}
+
+/**
+ * Expect (RFC 9110 §10.1.1) on Node's server: an expectation other than 100-continue is 417 with the error
+ * body; 100-continue is answered only for a declared body within the limit, so a larger one gets its 413
+ * (or its 401) without the client sending it. `dispatch` is the server's request listener.
+ */
+export function handleExpect(server: Server, dispatch: (req: IncomingMessage, res: ServerResponse) => void): void {
+  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) =>
+    refuseOnNode(res, new ApiError(417, 'expectation_failed', 'the only expectation taken is Expect: 100-continue')),
+  );
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) {
+      // The route answers without reading the body, which the client then never sends: close after it.
+      res.setHeader('connection', 'close');
+    } else {
+      res.writeContinue();
+    }
+    dispatch(req, res);
+  });
 }

@@ -9,14 +9,23 @@
 //                                        `regions` and `overview` (?pool=<key> picks the pool whose detail is sent)
 //   GET /debug/pools/:key                one pool in full for the page, the key URL-encoded (us-east-1%2Fllm%2Fllama-70b)
 import { Hono, type Context } from 'hono';
-import type { PoolState } from '../contract/index.js';
+import { z } from 'zod';
+import { streamEndSchemas, type ApiOperation, type PoolState } from '../contract/index.js';
 import { describePool, type DebugPool, type DebugPoolList } from '../debug/describe.js';
 import type { DebugFeed } from '../debug/feed.js';
 import type { PageBundle } from '../debug/page-bundle.js';
-import type { DebugStreamEvent } from '../debug/types.js';
+import type { DebugStreamEvent, DebugStreamEvents } from '../debug/types.js';
 import type { Join } from '../join/join.js';
 import { ApiError } from './errors.js';
-import { queuedSse } from './queued-sse.js';
+import {
+  debugPoolDetailSchema,
+  debugPoolListSchema,
+  debugPoolSchema,
+  debugStreamEventSchemas,
+  machineGraphSchema,
+} from '../openapi/debug-schemas.js';
+import { namedFrame, subscriptionSse } from './queued-sse.js';
+import type { StreamGate } from './stream-gate.js';
 
 export function debugRoutes(join: Join): Hono {
   const one = (key: string) => {
@@ -52,6 +61,8 @@ export interface DebugPageDeps {
   keepAliveMs?: number;
   /** Aborted when the server drains (ends every stream). */
   shutdown?: AbortSignal;
+  /** The /debug/pools/watch streams, against `--max-watchers` and `--watch-max-backlog-bytes`. */
+  streams: StreamGate;
 }
 
 /**
@@ -92,12 +103,78 @@ export function debugPageRoutes(deps: DebugPageDeps): Hono {
 
 function watchDebug(c: Context, deps: DebugPageDeps): Response {
   const selected = c.req.query('pool') || null;
-  const snapshot = deps.feed.snapshot(selected);
-  return queuedSse<DebugStreamEvent>(c, {
-    first: [{ kind: 'snapshot', data: snapshot }],
+  let snapshot: DebugStreamEvents['snapshot'] | undefined;
+  return subscriptionSse<DebugStreamEvent>(c, {
+    first: () => [{ kind: 'snapshot', data: (snapshot = deps.feed.snapshot(selected)) }],
     subscribe: (push) => deps.feed.subscribe(selected, push, snapshot),
-    write: (stream, event) => stream.writeSSE({ event: event.kind, data: JSON.stringify(event.data) }),
+    frame: (event) => namedFrame(event.kind, JSON.stringify(event.data)),
     keepAliveMs: deps.keepAliveMs ?? 15_000,
+    gate: deps.streams,
     shutdown: deps.shutdown,
   });
 }
+
+const notFound = { description: 'no such pool on this replica', errors: ['not_found'] } as const;
+const notBuilt = { description: 'the page was not built (npm run build)', errors: ['not_ready'] } as const;
+
+/** Everything under /debug, for the OpenAPI document (its assets and /debug/ are the page's own files). */
+export const debugOperations: ApiOperation[] = [
+  {
+    method: 'get',
+    path: '/debug/pools',
+    operationId: 'debugPools',
+    summary: "Every pool's state, context and recent transitions, unregistered ones too",
+    access: 'read',
+    responses: { 200: { description: 'every pool this replica holds', json: debugPoolListSchema } },
+  },
+  {
+    method: 'get',
+    path: '/debug/pools/{cluster_id}/{namespace}/{name}',
+    operationId: 'debugPool',
+    summary: 'One pool',
+    access: 'read',
+    params: z.object({ cluster_id: z.string(), namespace: z.string(), name: z.string() }),
+    responses: { 200: { description: 'the pool', json: debugPoolSchema }, 404: notFound },
+  },
+  {
+    method: 'get',
+    path: '/debug',
+    operationId: 'debugPage',
+    summary: "A page that draws each pool's state machine, its current state and its history, live",
+    access: 'read',
+    responses: {
+      200: { description: 'the page (it loads nothing from any other origin)', body: { contentType: 'text/html', schema: z.string() } },
+      503: notBuilt,
+    },
+  },
+  {
+    method: 'get',
+    path: '/debug/machine',
+    operationId: 'debugMachine',
+    summary: 'The pool state chart as data, read from the machine definition',
+    access: 'read',
+    responses: { 200: { description: 'states and transitions', json: machineGraphSchema } },
+  },
+  {
+    method: 'get',
+    path: '/debug/pools/watch',
+    operationId: 'debugWatch',
+    summary: 'What /debug follows, as Server-Sent Events',
+    description:
+      'Every stream starts with `retry:`, then `snapshot`, then `pools`, `pool` (the detail of ?pool=), `completeness`, `regions` (with regions) and `overview` as they change; `closing` when the replica drains.',
+    access: 'read',
+    query: z.object({ pool: z.string().optional().meta({ description: 'the pool whose detail is sent (cluster_id/namespace/name)' }) }),
+    responses: {
+      200: { description: 'the event stream (HEAD: its headers only)', events: { ...debugStreamEventSchemas, ...streamEndSchemas } },
+    },
+  },
+  {
+    method: 'get',
+    path: '/debug/pools/{key}',
+    operationId: 'debugPoolByKey',
+    summary: 'One pool in full, with the causes of its transitions',
+    access: 'read',
+    params: z.object({ key: z.string().meta({ description: 'cluster_id/namespace/name, URL-encoded' }) }),
+    responses: { 200: { description: 'the pool', json: debugPoolDetailSchema }, 404: notFound },
+  },
+];

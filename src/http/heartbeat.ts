@@ -10,25 +10,36 @@ import {
   readRegistration,
   registrationSchema,
   type HeartbeatReply,
+  type PoolKey,
   type Registration,
 } from '../contract/index.js';
 import { canonicalJson } from '../store/canonical-json.js';
+import type { HeartbeatOutcome } from '../metrics/metrics.js';
 import { StoreUnavailableError, type RegistrationStore } from '../store/types.js';
 import { ApiError } from './errors.js';
+import { poolTarget } from './scopes.js';
+import type { WriteAuthority } from './write-authority.js';
 
 export interface HeartbeatDeps {
   store: RegistrationStore;
   leaseMs: number;
   heartbeatIntervalMs: number;
-  onOutcome?: (outcome: 'ok' | 'invalid' | 'unauthorized' | 'unavailable' | 'aborted') => void;
+  onOutcome?: (outcome: HeartbeatOutcome) => void;
   logger?: Logger;
+  /** With write tokens or client certificate scopes: whether the request's credentials may write the pool. */
+  writes?: WriteAuthority;
+  /**
+   * With regions: the highest version of the pool's registration this replica knows in any region, so a
+   * content change written here is ordered after every change it saw (docs/contract.md §7).
+   */
+  knownVersion?: (key: PoolKey) => number;
 }
 
 /**
  * JSON media types. `application/x-www-form-urlencoded` is taken as JSON too: it is what `curl -d` labels
  * every body with, and the body is still parsed strictly as JSON (a real form is refused as invalid_json).
  */
-function isJsonType(contentType: string | undefined): boolean {
+export function isJsonType(contentType: string | undefined): boolean {
   if (!contentType) return false;
   // What every PoolRelay sends, without splitting the header.
   if (contentType === 'application/json') return true;
@@ -37,6 +48,14 @@ function isJsonType(contentType: string | undefined): boolean {
 }
 
 const JSON_SUFFIX_TYPE = /^application\/[\w.+-]+\+json$/;
+
+/** A Content-Encoding other than identity: a coding this server does not decode (RFC 9110 §8.4, §15.5.16). */
+export function isEncoded(contentEncoding: string | undefined): boolean {
+  return contentEncoding !== undefined && contentEncoding.trim().toLowerCase() !== 'identity';
+}
+
+/** The content types the document lists for a heartbeat (any application/*+json is taken as JSON too). */
+export const JSON_CONTENT_TYPES = ['application/json', 'application/x-www-form-urlencoded'] as const;
 
 /** The client left before its body was complete: the read of the body failed, or the request was aborted. */
 export function clientLeft(c: Context, error: unknown): boolean {
@@ -47,7 +66,7 @@ export function clientLeft(c: Context, error: unknown): boolean {
  * A client that leaves before its body is complete is no defect of ours and nobody reads the reply
  * (docs/operations.md "Failure modes"): one quiet line and a count, not a 500 with a stack.
  */
-export function bodyAborted(deps: HeartbeatDeps, c: Context, error: unknown): ApiError {
+export function bodyAborted(deps: Pick<HeartbeatDeps, 'onOutcome' | 'logger'>, c: Context, error: unknown): ApiError {
   deps.onOutcome?.('aborted');
   deps.logger?.debug({ method: c.req.method, path: c.req.path, reason: (error as Error).message }, 'request body aborted by the client');
   return new ApiError(400, 'invalid_json', 'the body ended before it was complete');
@@ -59,22 +78,27 @@ export function heartbeatHandler(deps: HeartbeatDeps) {
       deps.onOutcome?.('invalid');
       throw new ApiError(415, 'unsupported_media_type', 'the body must be JSON (Content-Type: application/json)');
     }
+    if (isEncoded(c.req.header('content-encoding'))) {
+      deps.onOutcome?.('invalid');
+      throw new ApiError(415, 'unsupported_media_type', 'the body must not be encoded (no Content-Encoding: send plain JSON)');
+    }
     let text: string;
     try {
       text = await c.req.text();
     } catch (error) {
       throw bodyAborted(deps, c, error);
     }
-    return c.json(await acceptHeartbeat(deps, text));
+    const { writes } = deps;
+    return c.json(await acceptHeartbeat(deps, text, writes && ((registration) => writes.authorize(c, poolTarget(registration)))));
   };
 }
 
 /**
- * What follows the read of a JSON body: the JSON, the registration's rules, the store. Throws the
- * contract's ApiError for a refusal (counted as `invalid` or `unavailable`); counts `ok` and returns the
- * reply otherwise.
+ * What follows the read of a JSON body: the JSON, the registration's rules, the credentials' scopes
+ * (`authorize`, which throws `403 forbidden`), the store. Throws the contract's ApiError for a refusal
+ * (counted as `invalid`, `forbidden` or `unavailable`); counts `ok` and returns the reply otherwise.
  */
-async function acceptHeartbeat(deps: HeartbeatDeps, text: string): Promise<HeartbeatReply> {
+async function acceptHeartbeat(deps: HeartbeatDeps, text: string, authorize?: (registration: Registration) => void): Promise<HeartbeatReply> {
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -99,8 +123,16 @@ async function acceptHeartbeat(deps: HeartbeatDeps, text: string): Promise<Heart
     registration = parsed.data;
     json = canonicalJson(registration);
   }
+  if (authorize) {
+    try {
+      authorize(registration);
+    } catch (error) {
+      deps.onOutcome?.('forbidden');
+      throw error;
+    }
+  }
   try {
-    await deps.store.heartbeat(registration, json);
+    await deps.store.heartbeat(registration, json, deps.knownVersion?.(poolKey(registration)));
   } catch (error) {
     if (error instanceof StoreUnavailableError) {
       deps.onOutcome?.('unavailable');
@@ -127,7 +159,8 @@ function isPlainHost(host: string | undefined): boolean {
  * PoolRelay sends every few seconds, and Hono's request, context, routing and response objects cost
  * about as much CPU as the heartbeat's own work (docs/design.md "Dependencies"). Only the plain case is
  * taken: exactly `POST /pools`, a JSON Content-Type, a Content-Length within the limit, no
- * Transfer-Encoding, a plain Host header, and no write tokens to check; every other request (an error to
+ * Transfer-Encoding or Content-Encoding, a plain Host header, and no credentials to check (no write
+ * tokens, no client certificate scopes: app.ts builds it only then); every other request (an error to
  * render before the body, a token, a chunked body) goes on to Hono, which answers it as before. Once the
  * body is read, the same checks as the Hono route run (acceptHeartbeat), and a refusal has the same body.
  * Returns whether it took the request.
@@ -149,7 +182,7 @@ export function heartbeatFastPath(deps: HeartbeatDeps & { logger: Logger }): (re
     const { headers } = req;
     const length = headers['content-length'];
     if (length === undefined || headers['transfer-encoding'] !== undefined || !(Number(length) <= MAX_BODY_BYTES)) return false;
-    if (!isJsonType(headers['content-type']) || !isPlainHost(headers.host)) return false;
+    if (!isJsonType(headers['content-type']) || !isPlainHost(headers.host) || headers['content-encoding'] !== undefined) return false;
     const chunks: Buffer[] = [];
     let ended = false;
     req.on('data', (chunk: Buffer) => chunks.push(chunk));

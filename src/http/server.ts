@@ -12,7 +12,10 @@ import type { Logger } from 'pino';
 import {
   DEFAULT_CONNECTION_LIMITS,
   guardServer,
+  handleExpect,
+  refuseOnNode,
   requestErrorHandler,
+  requestRefusal,
   timeoutOptions,
   type ConnectionLimits,
   type GuardOptions,
@@ -58,12 +61,21 @@ export async function listen(options: ListenOptions): Promise<RunningServer> {
   // header that is no host) gets the contract's error body instead of a bare 400.
   const honoListener = getRequestListener(options.app.fetch, { hostname: options.host, errorHandler: requestErrorHandler(options.logger) });
   // Heartbeats first, on Node's own request and response, when the app has that fast path (app.ts).
+  // Before either, what HTTP/1.1 refuses and Node's parser lets through (Host, the target's length).
   const fast = nodeFastPathOf(options.app);
-  const listener = fast
-    ? (req: IncomingMessage, res: ServerResponse) => {
-        if (!fast(req, res)) void honoListener(req, res);
-      }
-    : honoListener;
+  // The listener answers every error it meets (its errorHandler); one that still escapes is logged and the
+  // response cut, never left as an unhandled rejection.
+  const serveWithHono = (req: IncomingMessage, res: ServerResponse) => {
+    Promise.resolve(honoListener(req, res)).catch((error: unknown) => {
+      options.logger?.error({ err: error, method: req.method, path: req.url }, 'request failed');
+      res.destroy();
+    });
+  };
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
+    const refusal = requestRefusal(req);
+    if (refusal !== undefined) return refuseOnNode(res, refusal);
+    if (!fast?.(req, res)) serveWithHono(req, res);
+  };
   const create = ('createServer' in tls ? tls.createServer : createHttpServer) as typeof createHttpServer;
   const server = await new Promise<Server>((resolve, reject) => {
     const s = create(serverOptions, listener);
@@ -74,6 +86,7 @@ export async function listen(options: ListenOptions): Promise<RunningServer> {
     });
   });
   guardServer(server, { limits, logger: options.logger, onRefused: options.onConnectionRefused });
+  handleExpect(server, listener);
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {

@@ -11,29 +11,37 @@
 // close, streams or none, and keeps the frames of the last changes (watch-replay.ts): a stream whose
 // Last-Event-ID names a revision in that window resumes with the frames after it instead of a resync.
 import type { Logger } from 'pino';
-import type { WatchEvent } from '../contract/index.js';
-import type { ListedView } from '../join/listed-view.js';
-import type { WatchDropReason, WatchStats } from '../metrics/limit-metrics.js';
+import type { ViewEventBase } from '../join/listed-view.js';
+import type { ListBody } from '../join/listed-view.js';
+import type { WatchDropReason, WatchStats, WatchStreamName } from '../metrics/limit-metrics.js';
+import { chunkOf, CLOSING_FRAME, STREAM_RETRY_FRAME } from './sse.js';
+import { cutIfBehind, type StreamHooks, type WatchLimits } from './stream-gate.js';
 import { REPLAY_WINDOW, ReplayLog } from './watch-replay.js';
 import type { WatchSink } from './watch-sink.js';
 
 export type { WatchDropReason, WatchStats };
 
-/** The limits of the watch streams (docs/contract.md §8) and their defaults. */
-export interface WatchLimits {
-  maxWatchers: number;
-  maxBacklogBytes: number;
+/** What the hub reads of a listed view (the pools', the routers'). */
+export interface WatchableView {
+  readonly revision: string;
+  sequenceOf(revision: string): number | undefined;
+  subscribe(listener: (event: ViewEventBase) => void): () => void;
+  /** The unfiltered body a new stream's first resync carries: the one being written, or the current one (ListedView). */
+  listBody(): ListBody;
+  /** The unfiltered body of the current revision, started now if it is not (a `resync` event's data). */
+  currentBody(): ListBody;
 }
-export const DEFAULT_WATCH_LIMITS: WatchLimits = { maxWatchers: 10_000, maxBacklogBytes: 4 * 1024 * 1024 };
 
 export interface WatchHubOptions extends WatchLimits {
-  view: ListedView;
+  view: WatchableView;
+  /** Which stream this is, in log lines and metrics (default `pools`). */
+  stream?: WatchStreamName;
   /** Period of the `: keep-alive` comment (the contract's bound is 15 s). */
   keepAliveMs: number;
   logger?: Logger;
   /** The number of open streams, after each change. */
   onSubscribers?: (count: number) => void;
-  onDropped?: (reason: WatchDropReason) => void;
+  onDropped?: StreamHooks['onDropped'];
   /** Changes kept for resuming streams (default REPLAY_WINDOW). */
   replayWindow?: number;
 }
@@ -41,13 +49,17 @@ export interface WatchHubOptions extends WatchLimits {
 const encoder = new TextEncoder();
 /** Streams written to before other work gets a turn. */
 const BATCH = 500;
-const KEEPALIVE_FRAME = encoder.encode(': keep-alive\n\n');
+// Every frame is an HTTP/1.1 chunk, built once and handed to every stream as it is (watch-sink.ts).
+const KEEPALIVE_FRAME = chunkOf([encoder.encode(': keep-alive\n\n')]);
 /** The first bytes of a resumed stream: the client hears at once that the stream is open. */
-const RESUMED_FRAME = encoder.encode(': resumed\n\n');
+const RESUMED_FRAME = chunkOf([encoder.encode(': resumed\n\n')]);
+const RETRY_FRAME = chunkOf([STREAM_RETRY_FRAME]);
+const CLOSING = chunkOf([CLOSING_FRAME]);
+const END_OF_EVENT = encoder.encode('\n\n');
 
-/** One SSE frame (docs/contract.md §5): `event:` the kind, `id:` the revision, `data:` one line of JSON. */
+/** One SSE frame (docs/contract.md §5), as a chunk: `event:` the kind, `id:` the revision, `data:` one line of JSON. */
 export function eventFrame(kind: string, revision: string, json: string): Uint8Array {
-  return encoder.encode(`event: ${kind}\nid: ${revision}\ndata: ${json}\n\n`);
+  return chunkOf([encoder.encode(`event: ${kind}\nid: ${revision}\ndata: ${json}\n\n`)]);
 }
 
 /**
@@ -59,7 +71,8 @@ export class WatchHub implements WatchStats {
   /** Each stream's count of frames published before it joined (its first resync holds those). */
   private readonly joinedAfter = new Map<WatchSink, number>();
   private published = 0;
-  private readonly pending: { seq: number; frame: Uint8Array }[] = [];
+  /** Frames to write, in order; a `resync` whose body is still being written holds the ones after it. */
+  private readonly pending: { seq: number; frame: Uint8Array | Promise<Uint8Array> }[] = [];
   private cursor: { seq: number; frame: Uint8Array; sinks: WatchSink[]; next: number } | undefined;
   private pumping = false;
   private unsubscribe: (() => void) | undefined;
@@ -88,6 +101,11 @@ export class WatchHub implements WatchStats {
     return total;
   }
 
+  /** Which stream this hub feeds. */
+  get stream(): WatchStreamName {
+    return this.options.stream ?? 'pools';
+  }
+
   /** `--max-watchers`. */
   get maxWatchers(): number {
     return this.options.maxWatchers;
@@ -114,8 +132,40 @@ export class WatchHub implements WatchStats {
     if (this.sinks.size === 1) this.start();
     this.options.onSubscribers?.(this.sinks.size);
     const replay = lastEventId === undefined ? undefined : this.replayAfter(lastEventId);
-    this.deliver(sink, replay ?? this.firstResync());
-    return replay !== undefined;
+    // `retry:` first, on every stream (docs/contract.md §11).
+    sink.write(RETRY_FRAME);
+    if (replay === undefined) {
+      // No frame reaches it (the pump skips a stream that has not joined) until its resync is written.
+      this.joinedAfter.delete(sink);
+      this.startWithResync(sink).catch((error: unknown) => {
+        // Writing a body does not fail; were it to, the stream is cut and its client reconnects.
+        this.options.logger?.error({ err: error, peer: sink.peer }, 'watch stream: first resync failed');
+        sink.destroy();
+      });
+      return false;
+    }
+    this.deliver(sink, replay);
+    return true;
+  }
+
+  /**
+   * The stream's first resync: the list body of a revision, then the frames of the changes after it, as
+   * one write; from then on it gets every frame published. A body older than the replay window (a resync
+   * came meanwhile) is left for a newer one.
+   */
+  private async startWithResync(sink: WatchSink): Promise<void> {
+    for (;;) {
+      const body = this.options.view.listBody();
+      // Written already (a list of one slice, or a body served before): in this very turn.
+      const bytes = body.ready ?? (await body.bytes);
+      if (this.closed || !this.sinks.has(sink)) return;
+      const since = this.replay.since(body.seq);
+      if (since === undefined) continue;
+      const frame = this.resyncFrame(body.revision, bytes);
+      this.joinedAfter.set(sink, this.published);
+      this.deliver(sink, since.length === 0 ? frame : Buffer.concat([frame, ...since]));
+      return;
+    }
   }
 
   /**
@@ -130,12 +180,12 @@ export class WatchHub implements WatchStats {
     return bytes.byteLength > this.options.maxBacklogBytes ? undefined : bytes;
   }
 
-  /** End every stream and take no more (the server drains). */
+  /** End every stream with a `closing` event and take no more (the server drains). */
   close(): void {
     this.closed = true;
     this.pending.length = 0;
     this.cursor = undefined;
-    for (const sink of [...this.sinks]) sink.end();
+    for (const sink of [...this.sinks]) sink.end(CLOSING);
     this.stop();
     this.unsubscribe?.();
     this.unsubscribe = undefined;
@@ -158,34 +208,36 @@ export class WatchHub implements WatchStats {
     this.keepAlive = undefined;
   }
 
-  private publish(event: WatchEvent): void {
+  private publish(event: ViewEventBase): void {
     const seq = this.options.view.sequenceOf(event.data.revision)!;
     if (event.kind === 'resync') {
       this.replay.reset(seq);
       // Nobody to send it to: no stream (a new one starts with its own resync), nothing to keep.
       if (this.sinks.size === 0) return;
+      // The list of this very revision, written by the view in slices (never a whole large list in one
+      // turn): the same bytes as GET /pools, framed once. Frames after it wait for it.
+      const body = this.options.view.currentBody();
+      const revision = event.data.revision;
+      this.broadcast(body.ready ? this.resyncFrame(revision, body.ready) : body.bytes.then((bytes) => this.resyncFrame(revision, bytes)));
+      return;
     }
     const frame = eventFrame(event.kind, event.data.revision, JSON.stringify(event.data));
-    if (event.kind === 'resync') this.resyncBytes = frame.byteLength;
-    else this.replay.push(seq, frame);
+    this.replay.push(seq, frame);
     if (this.sinks.size > 0) this.broadcast(frame);
   }
 
-  private firstResync(): Uint8Array {
-    const body = this.options.view.body();
+  /** The first-resync frame of a body, framed once per body and shared by every stream that starts with it. */
+  private resyncFrame(revision: string, body: Uint8Array): Uint8Array {
     if (this.resync?.body !== body) {
-      const head = encoder.encode(`event: resync\nid: ${this.options.view.revision}\ndata: `);
-      const frame = new Uint8Array(head.byteLength + body.byteLength + 2);
-      frame.set(head, 0);
-      frame.set(body, head.byteLength);
-      frame.set(encoder.encode('\n\n'), head.byteLength + body.byteLength);
+      const head = encoder.encode(`event: resync\nid: ${revision}\ndata: `);
+      const frame = chunkOf([head, body, END_OF_EVENT]);
       this.resync = { body, frame };
       this.resyncBytes = frame.byteLength;
     }
     return this.resync.frame;
   }
 
-  private broadcast(frame: Uint8Array): void {
+  private broadcast(frame: Uint8Array | Promise<Uint8Array>): void {
     this.published += 1;
     this.pending.push({ seq: this.published, frame });
     if (!this.pumping) this.pump();
@@ -197,12 +249,26 @@ export class WatchHub implements WatchStats {
     let budget = BATCH;
     while (budget > 0) {
       if (this.cursor === undefined) {
-        const next = this.pending.shift();
+        const next = this.pending[0];
         if (next === undefined) {
           this.pumping = false;
           return;
         }
-        this.cursor = { ...next, sinks: [...this.sinks], next: 0 };
+        if (next.frame instanceof Promise) {
+          // A resync still being written: go on once it is (still pumping, so nothing else starts a pump).
+          next.frame.then(
+            (frame) => (next.frame = frame),
+            (error: unknown) => {
+              // Writing a body does not fail; were it to, the streams would miss this resync: cut them all.
+              this.options.logger?.error({ err: error }, 'watch streams: a resync could not be written');
+              for (const sink of [...this.sinks]) sink.destroy();
+              next.frame = new Uint8Array(0);
+            },
+          ).finally(this.pump);
+          return;
+        }
+        this.pending.shift();
+        this.cursor = { seq: next.seq, frame: next.frame, sinks: [...this.sinks], next: 0 };
       }
       const cursor = this.cursor;
       while (budget > 0 && cursor.next < cursor.sinks.length) {
@@ -218,16 +284,9 @@ export class WatchHub implements WatchStats {
 
   private deliver(sink: WatchSink, frame: Uint8Array): void {
     sink.write(frame);
-    const backlog = sink.backlogBytes;
-    if (backlog <= this.options.maxBacklogBytes + this.resyncBytes) return;
+    if (!cutIfBehind(sink, this.resyncBytes, { ...this.options, stream: this.options.stream ?? 'pools' })) return;
     this.sinks.delete(sink);
     this.joinedAfter.delete(sink);
-    sink.destroy();
-    this.options.onDropped?.('backlog');
-    this.options.logger?.info(
-      { peer: sink.peer, backlog_bytes: backlog, limit_bytes: this.options.maxBacklogBytes },
-      'watch stream dropped: its unsent backlog passed the limit',
-    );
     if (this.sinks.size === 0) this.stop();
     this.options.onSubscribers?.(this.sinks.size);
   }

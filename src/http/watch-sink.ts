@@ -1,13 +1,17 @@
 // Where a watch stream's bytes go. Writing never waits: a frame is handed over at once and what the
 // client has not taken yet is the stream's backlog, which the hub compares with its limit
-// (docs/contract.md §8). Over a socket the frames go straight into Node's ServerResponse (its buffer is
-// the queue, and it holds the very frames every other stream holds: nothing is copied per stream);
-// without one (`app.request()`), into a ReadableStream that counts its queued bytes the same way.
+// (docs/contract.md §8). Over a socket the frames go straight into the socket (its buffer is the queue,
+// and it holds the very frames every other stream holds: nothing is copied per stream); on HTTP/1.1
+// each frame is one chunk, so an end the server chooses is a complete message and a cut connection is
+// not (docs/contract.md §11). Without a socket (`app.request()`), into a ReadableStream that counts its
+// queued bytes the same way.
 import { ServerResponse } from 'node:http';
 import type { Context } from 'hono';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import { unchunk } from './sse.js';
 
 export interface WatchSink {
+  /** One or more whole HTTP/1.1 chunks of SSE bytes (sse.ts chunkOf): the hub frames each event once. */
   write(frame: Uint8Array): void;
   /** Bytes written but not yet taken by the client. */
   readonly backlogBytes: number;
@@ -15,8 +19,8 @@ export interface WatchSink {
   readonly peer: string | undefined;
   /** Called once when the stream is gone (the client left, or end/destroy). */
   onClose(listener: () => void): void;
-  /** Finish the stream cleanly (the server drains). */
-  end(): void;
+  /** Finish the stream cleanly (the server drains), after `last` if given. */
+  end(last?: Uint8Array): void;
   /** Cut the connection at once, dropping whatever is unsent. */
   destroy(): void;
 }
@@ -34,18 +38,24 @@ export function nodeSink(c: Context): { sink: WatchSink; response: Response } | 
   const res: ServerResponse = outgoing;
   const socket = res.socket;
   if (socket === null) return undefined;
-  // Not chunked: the stream is the rest of the connection (`Connection: close`), so each frame is one
-  // plain write to the socket, with none of the chunk framing and corking of a response write.
-  res.useChunkedEncodingByDefault = false;
+  // Each frame is written straight to the socket, not through the response's write. On HTTP/1.1 each is
+  // one chunk as the hub framed it (one write, the same bytes for every stream) and Node's end() writes
+  // the last chunk; the connection stays open after it, as for any
+  // reply (with `Connection: close` clients such as undici take the end of the connection for the end of
+  // the reply, chunks or not). HTTP/1.0 has no chunks: there the stream is the rest of the connection.
+  const chunked = res.req.httpVersionMajor === 1 && res.req.httpVersionMinor >= 1;
+  // (Node says keep-alive only for a reply it may chunk; without, it adds Connection: close.)
+  res.useChunkedEncodingByDefault = chunked;
   const { connection: _keepAlive, ...headers } = SSE_HEADERS;
-  res.writeHead(200, headers);
+  res.writeHead(200, chunked ? { ...headers, 'transfer-encoding': 'chunked' } : headers);
   res.flushHeaders();
   // Errors of the socket end the stream through 'close'; none may go unhandled.
   res.on('error', () => {});
+  const write = (frame: Uint8Array) => {
+    if (!socket.destroyed && !res.writableEnded) socket.write(chunked ? frame : unchunk(frame));
+  };
   const sink: WatchSink = {
-    write: (frame) => {
-      if (!socket.destroyed && !res.writableEnded) socket.write(frame);
-    },
+    write,
     get backlogBytes() {
       return socket.writableLength;
     },
@@ -54,7 +64,10 @@ export function nodeSink(c: Context): { sink: WatchSink; response: Response } | 
       if (res.destroyed) queueMicrotask(listener);
       else res.once('close', listener);
     },
-    end: () => res.end(),
+    end: (last) => {
+      if (last) write(last);
+      res.end();
+    },
     destroy: () => res.destroy(),
   };
   // Tells @hono/node-server the response is written already. This very object: a Response built here would
@@ -84,7 +97,7 @@ export function streamSink(): { sink: WatchSink; response: Response } {
   );
   const sink: WatchSink = {
     write: (frame) => {
-      if (!closed) controller.enqueue(frame);
+      if (!closed) controller.enqueue(unchunk(frame));
     },
     get backlogBytes() {
       return closed ? 0 : -(controller.desiredSize ?? 0);
@@ -94,8 +107,9 @@ export function streamSink(): { sink: WatchSink; response: Response } {
       if (closed) queueMicrotask(listener);
       else listeners.push(listener);
     },
-    end: () => {
+    end: (last) => {
       if (closed) return;
+      if (last) controller.enqueue(unchunk(last));
       controller.close();
       close();
     },

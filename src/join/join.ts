@@ -3,15 +3,16 @@
 // Each store is followed by a RegionFeed (one, named '', without regions); the join turns what the
 // feeds read into pool events that name their region, and the feeds' statuses into completeness.
 import type { Logger } from 'pino';
-import { frontendsOf, leaseRegions, NO_REGION, type PoolMode } from '../../machines/pool.machine.js';
+import { frontendsOf, highestVersion, leaseRegions, NO_REGION, type PoolMode } from '../../machines/pool.machine.js';
 import type { ListedPool, PoolDiscovery, PoolKey, PoolState, RegionStatus } from '../contract/index.js';
 import { LISTED_STATES, parsePoolKey } from '../contract/index.js';
-import type { PoolEndpoints, SliceSource } from '../kube/types.js';
+import type { PoolEndpoints, SliceRouter, SliceSource } from '../kube/types.js';
 import type { DueLapse, LeaseEvent, LeaseReader, RegistrationStore, StoreSnapshot, StoreStats } from '../store/types.js';
 import type { BackoffOptions } from '../util/backoff.js';
 import { DEFAULT_BATCH_SIZE, inBatches } from './batches.js';
 import { ListedView, type Completeness } from './listed-view.js';
 import { PoolDirectory, type PoolDirectoryOptions, type PoolSnapshot } from './pool-directory.js';
+import { regionEntry } from './region-entry.js';
 import { RegionFeed, type RegionFeedStatus } from './region-feed.js';
 import { SourceBook, type SourceStatus } from './sources.js';
 import type { WarningKind } from './warnings.js';
@@ -47,6 +48,8 @@ export interface JoinOptions {
   onWarning?: (kind: WarningKind) => void;
   /** A followed region's hold ran out and its pools were dropped (for metrics). */
   onRegionDropped?: (region: string) => void;
+  /** This replica learned of an outage of a region's store (for metrics; '' without regions). */
+  onStoreOutage?: (region: string) => void;
   /** The EndpointSlice loop failed unexpectedly and restarts (for metrics). */
   onSliceLoopRestart?: () => void;
   /** Every step of every pool (the /debug page's PoolInspector). */
@@ -66,6 +69,8 @@ export class Join {
   private readonly home: RegionFeed;
   private readonly sources: SourceBook;
   private warmupTimer: NodeJS.Timeout | undefined;
+  /** Who hears of the Global Router Service's routers and the slice source's status (the routers' join). */
+  private routerSink: { routers(routers: readonly SliceRouter[]): void; status(synced: boolean, reason?: string): void } | undefined;
   /** Keys the slice source lists, so a relist knows which pools it dropped. */
   private sliceKeys = new Set<PoolKey>();
   /** Why the EndpointSlice loop is down (failed unexpectedly, restarting), for /healthz. */
@@ -104,7 +109,7 @@ export class Join {
         home,
         holdMs: options.regions?.holdMs,
         leaseMs: options.leaseMs,
-        logger: region ? options.logger.child({ region }) : options.logger,
+        logger: options.logger,
         now: options.now,
         sweepIntervalMs: options.sweepIntervalMs,
         dueGraceMs: options.dueGraceMs,
@@ -113,11 +118,12 @@ export class Join {
         // region is cheap. The home store keeps the longer backoff of a store every heartbeat depends on.
         backoff: options.storeBackoff ?? (home ? undefined : FOLLOWED_REGION_BACKOFF),
         sink: {
-          snapshot: (r, snapshot, holdMissing) => this.applyStoreSnapshot(r, snapshot, holdMissing),
-          event: (r, event) => this.applyStoreEvent(r, event),
-          due: (r, lapses) => this.applyDueLapses(r, lapses),
+          snapshot: (r, snapshot, holdMissing, receipt) => this.applyStoreSnapshot(r, snapshot, holdMissing, receipt),
+          event: (r, event, receipt) => this.applyStoreEvent(r, event, receipt),
+          due: (r, lapses, sentAfter) => this.applyDueLapses(r, lapses, sentAfter),
           status: (r) => this.updateRegionSource(r),
           drop: (r) => this.dropRegion(r),
+          outage: (r) => options.onStoreOutage?.(r),
         },
       });
     this.home = feed(options.regions?.home ?? NO_REGION, options.store, options.store);
@@ -138,6 +144,11 @@ export class Join {
     this.sources.publish();
   }
 
+  /** Hand the routers the slice source reads, and its status, to `sink` (call before start). */
+  followRouters(sink: { routers(routers: readonly SliceRouter[]): void; status(synced: boolean, reason?: string): void }): void {
+    this.routerSink = sink;
+  }
+
   start(): void {
     this.directory.start();
     for (const f of this.feeds) f.start();
@@ -148,8 +159,11 @@ export class Join {
     this.options.slices?.start({
       resync: (pools) => this.applySliceResync(pools),
       update: (key, endpoints) => this.applySlices(key, endpoints),
-      status: (synced, reason) =>
-        this.sources.set({ name: 'kubernetes', synced, ...(reason ? { reason: `kubernetes: ${reason}` } : {}) }),
+      routers: (routers) => this.routerSink?.routers(routers),
+      status: (synced, reason) => {
+        this.sources.set({ name: 'kubernetes', synced, ...(reason ? { reason: `kubernetes: ${reason}` } : {}) });
+        this.routerSink?.status(synced, reason);
+      },
       loopDown: (reason) => {
         if (reason !== undefined) this.options.onSliceLoopRestart?.();
         this.sliceLoopDown = reason === undefined ? undefined : `kubernetes: ${reason}`;
@@ -179,9 +193,24 @@ export class Join {
     return this.options.regions !== undefined;
   }
 
-  /** Every source has been read in full at least once (/readyz). */
+  /**
+   * The home store (and, in mcs/karmada modes, the EndpointSlices) has been read in full at least once
+   * (/readyz). Followed regions never hold it back: they are reported in `regions` (docs/contract.md §9).
+   */
   get ready(): boolean {
-    return this.sources.ready;
+    return this.sources.everSyncedAll(this.readinessSources());
+  }
+
+  /** The sources /readyz waits for. */
+  readinessSources(): string[] {
+    return [this.sourceName(this.home), ...(this.options.slices ? ['kubernetes'] : [])];
+  }
+
+  /** The home store's renewal window, once an outage of it was recorded (/healthz without regions). */
+  get homeWindow(): { last_outage_ended: string; renewal_window_open: boolean } | undefined {
+    const { lastOutageEndedMs, renewalWindowOpen } = this.home.status;
+    if (lastOutageEndedMs === undefined) return undefined;
+    return { last_outage_ended: new Date(lastOutageEndedMs).toISOString(), renewal_window_open: renewalWindowOpen };
   }
 
   /** The counters of every store this replica reads (its own and each followed region's), summed, for /metrics. */
@@ -235,11 +264,19 @@ export class Join {
     if (feed) this.sources.set(this.sourceOf(feed));
   }
 
-  private applyStoreEvent(region: string, event: LeaseEvent): void {
+  /**
+   * The highest version of the pool's registration among the live leases this replica knows, in any region
+   * (0 for none): a heartbeat taken here writes a content change above it (docs/contract.md §7).
+   */
+  knownVersion(key: PoolKey): number {
+    const snapshot = this.directory.snapshot(key);
+    return snapshot ? highestVersion(snapshot.context) : 0;
+  }
+
+  private applyStoreEvent(region: string, event: LeaseEvent, receipt: number): void {
     if (event.type === 'upsert') {
-      const { key, registration, deadlineMs, renewedAtMs } = event.record;
-      // An upsert is logged only when the content changed, so its renewal is the content change.
-      this.directory.send(key, { type: 'LEASE_UPSERT', region, registration, deadlineMs, changedAtMs: renewedAtMs });
+      const { key, registration, deadlineMs, version, changedAtMs } = event.record;
+      this.directory.send(key, { type: 'LEASE_UPSERT', region, registration, deadlineMs, version, changedAtMs, receipt });
     } else {
       this.directory.sendIfKnown(event.key, { type: 'LEASE_LAPSED', region });
     }
@@ -250,15 +287,15 @@ export class Join {
    * holds; in batches, one per turn of the event loop, and one `resync` once all of it is applied. The feed
    * marks the region read (complete) only when this settles.
    */
-  private async applyStoreSnapshot(region: string, snapshot: StoreSnapshot, holdMissing: boolean): Promise<void> {
+  private async applyStoreSnapshot(region: string, snapshot: StoreSnapshot, holdMissing: boolean, receipt: number): Promise<void> {
     // A drop of this region under way stops here: this read decides the pools it has not reached.
     this.dropping.delete(region);
     const live = new Set<PoolKey>();
     const size = this.options.applyBatchSize ?? DEFAULT_BATCH_SIZE;
     await this.view.batchAsync(async () => {
-      await inBatches(snapshot.records, size, ({ key, registration, deadlineMs, changedAtMs }) => {
+      await inBatches(snapshot.records, size, ({ key, registration, deadlineMs, version, changedAtMs }) => {
         live.add(key);
-        this.directory.send(key, { type: 'LEASE_UPSERT', region, registration, deadlineMs, changedAtMs });
+        this.directory.send(key, { type: 'LEASE_UPSERT', region, registration, deadlineMs, version, changedAtMs, receipt });
       });
       // Pools the store no longer holds lapsed meanwhile, unless the store lost its data: then their
       // PoolRelays are still renewing them and hold them until the refill has had one lease.
@@ -270,13 +307,16 @@ export class Join {
   }
 
   /**
-   * Leases of a followed region whose deadline passed on its clock. A lease this replica learned of with a
-   * later deadline than the one read (a pool re-registered since the read) is not lapsed.
+   * Leases of a followed region whose deadline passed on its clock. A lease whose last upsert this replica
+   * took after the read was sent (a pool re-registered meanwhile) is not lapsed: the read may predate it,
+   * and the next one judges it. Judged by receipt order, never by comparing deadlines: a deadline the
+   * store's clock set after a backward step may be lower than an earlier one, and is still the lease's
+   * (docs/design.md "Clocks").
    */
-  private applyDueLapses(region: string, lapses: readonly DueLapse[]): void {
-    for (const { key, atMs } of lapses) {
+  private applyDueLapses(region: string, lapses: readonly DueLapse[], sentAfter: number): void {
+    for (const { key } of lapses) {
       const lease = this.directory.get(key)?.getSnapshot().context.leases[region];
-      if (lease && lease.deadlineMs <= atMs) this.directory.send(key, { type: 'LEASE_LAPSED', region });
+      if (lease && lease.receipt <= sentAfter) this.directory.send(key, { type: 'LEASE_LAPSED', region });
     }
   }
 
@@ -322,17 +362,6 @@ export class Join {
       for (const key of before) if (!pools.has(key)) this.applySlices(key, null);
     });
   }
-}
-
-/** A region's entry in GET /pools and every `resync` (docs/contract.md §7). */
-function regionEntry(status: RegionFeedStatus): RegionStatus {
-  return {
-    name: status.name,
-    complete: status.readable && status.refillUntilMs === undefined,
-    ...(status.reason !== undefined ? { reason: status.reason } : {}),
-    ...(status.unreachableSinceMs !== undefined ? { unreachable_since: new Date(status.unreachableSinceMs).toISOString() } : {}),
-    dropped: status.dropped,
-  };
 }
 
 /** The pool as GET /pools lists it, or null when its state is not listed. */

@@ -47,9 +47,9 @@ export class SourceBook {
     return [...this.sources.values()].map((s) => ({ ...s }));
   }
 
-  /** Every source but the warm-up has been read in full at least once (/readyz). */
-  get ready(): boolean {
-    return [...this.sources.keys()].every((name) => name === 'warmup' || this.everSynced.has(name));
+  /** Each of `names` has been read in full at least once (/readyz). */
+  everSyncedAll(names: readonly string[]): boolean {
+    return names.every((name) => this.everSynced.has(name));
   }
 
   publish(): void {

@@ -9,28 +9,42 @@
 // back when the soonest deadline it left runs out, if that is sooner than the interval, so a lease is
 // lapsed a round trip after its deadline rather than up to an interval later (docs/design.md "The store").
 import type { Logger } from 'pino';
-import type { DueLapse, LeaseEvent, LeaseReader, StoreSnapshot, SweepResult } from '../store/types.js';
-import { PositionLostError } from '../store/types.js';
+import type { DueLapse, LeaseEvent, LeaseReader, RenewalWindowStatus, StoreSnapshot, SweepResult } from '../store/types.js';
+import { isStaleData, PositionLostError, StoreReplacedError } from '../store/types.js';
 import { Backoff, sleep, type BackoffOptions } from '../util/backoff.js';
+import type { Registration } from '../contract/index.js';
 
-export interface StoreFeedSink {
+/**
+ * Every snapshot and log event a feed delivers carries its receipt: a counter of this feed, one up per
+ * delivery. A due read carries the receipt of the last delivery before it was sent: it was judged in
+ * the store after everything delivered up to then was logged, and maybe before what came later. The
+ * order is this replica's own, so it holds whatever the store's clock did (docs/contract.md §7).
+ */
+export interface StoreFeedSink<R = Registration> {
   /** A full read: every live lease. Keys not in it have no live lease. The feed is readable once it settles. */
-  snapshot(snapshot: StoreSnapshot): void | Promise<void>;
-  event(event: LeaseEvent): void;
+  snapshot(snapshot: StoreSnapshot<R>, receipt: number): void | Promise<void>;
+  event(event: LeaseEvent<R>, receipt: number): void;
   /** readable: the last snapshot was read and the log is being followed. */
   status(readable: boolean, reason?: string): void;
-  /** Leases of a followed store whose deadline passed on its clock (not called for a swept store). */
-  due?(lapses: DueLapse[]): void;
+  /**
+   * Leases of a followed store whose deadline passed on its clock (not called for a swept store), with the
+   * receipt of the last delivery before the read was sent.
+   */
+  due?(lapses: DueLapse[], sentAfter: number): void;
+  /** The store's data was replaced under the follow (its log went back): the snapshot read next is a loss of data. */
+  replaced?(): void;
+  /** The store's renewal window, read at most once a second beside a sweep or a due read (docs/contract.md §9). */
+  window?(status: RenewalWindowStatus): void;
 }
 
-export interface StoreFeedOptions {
-  store: LeaseReader;
+export interface StoreFeedOptions<R = Registration> {
+  store: LeaseReader<R>;
   /**
    * Sweep the store (the home region's: only its replicas log lapses there). Without it: read due deadlines.
    * A SweepResult's nextDueInMs times the next sweep when it is sooner than the interval.
    */
   sweep?: () => Promise<Pick<SweepResult, 'nextDueInMs'> | unknown>;
-  sink: StoreFeedSink;
+  sink: StoreFeedSink<R>;
   logger: Logger;
   /** How often this replica sweeps, or reads due deadlines (the contract asks for at least once a second). */
   sweepIntervalMs?: number;
@@ -49,6 +63,9 @@ export const DEFAULT_DUE_GRACE_MS = 1000;
  * long outage (docs/design.md "The store"); jittered below the cap, so replicas do not all come at once.
  */
 export const STORE_BACKOFF: BackoffOptions = { initialMs: 250, maxMs: 2000, jitterBelowCap: true };
+
+/** The renewal window's status is read beside a sweep or a due read at most this often. */
+export const WINDOW_READ_INTERVAL_MS = 1000;
 
 /** The sweep interval when none is given: the longest a home store waits between two sweeps. */
 export const DEFAULT_SWEEP_INTERVAL_MS = 250;
@@ -70,7 +87,7 @@ export function nextSweepDelayMs(intervalMs: number, outcome: unknown): number {
   return Math.min(intervalMs, Math.max(MIN_SWEEP_GAP_MS, Math.ceil(due as number) + 1));
 }
 
-export class StoreFeed {
+export class StoreFeed<R = Registration> {
   private readonly abort = new AbortController();
   private readonly backoff: Backoff;
   private loop: Promise<void> | undefined;
@@ -80,8 +97,14 @@ export class StoreFeed {
   lastSweepError: string | undefined;
   /** When (this replica's clock, ms) the store last answered a read: a snapshot, a log read, a due read. */
   lastReadAtMs: number | undefined;
+  /** The last read of the store failed (its feed has warned of it). */
+  private failing = false;
+  /** When the renewal window was last read (performance.now()). */
+  private windowReadAt = -Infinity;
+  /** The receipt of the last snapshot or event delivered (StoreFeedSink). */
+  private receipts = 0;
 
-  constructor(private readonly options: StoreFeedOptions) {
+  constructor(private readonly options: StoreFeedOptions<R>) {
     this.backoff = new Backoff(options.backoff ?? STORE_BACKOFF);
   }
 
@@ -103,7 +126,10 @@ export class StoreFeed {
   /** One timer at a time: each sweep, when it ends, sets the next. */
   private scheduleSweep(delayMs: number): void {
     if (this.abort.signal.aborted) return;
-    this.sweeper = setTimeout(() => void this.sweepOnce(), delayMs);
+    // sweepOnce() catches what the store throws; anything else is logged, never left unhandled.
+    this.sweeper = setTimeout(() => {
+      this.sweepOnce().catch((error: unknown) => this.options.logger.error({ err: error }, 'sweep failed unexpectedly'));
+    }, delayMs);
     this.sweeper.unref();
   }
 
@@ -116,23 +142,47 @@ export class StoreFeed {
     let nextMs = this.sweepIntervalMs();
     try {
       const { sweep, sink, store } = this.options;
+      this.readWindow();
       if (sweep) {
         nextMs = nextSweepDelayMs(nextMs, await sweep());
       } else {
+        const sentAfter = this.receipts;
         const due = await store.dueLapses(this.options.dueGraceMs ?? DEFAULT_DUE_GRACE_MS);
         this.noteRead();
-        if (due.length > 0) sink.due?.(due);
+        if (due.length > 0) sink.due?.(due, sentAfter);
       }
       this.lastSweepError = undefined;
     } catch (error) {
       const reason = errorMessage(error);
+      // Data known to be stale (a read replica cut off from its master, its follow still answering): the
+      // store counts as unreadable until a snapshot can be read again, which also brings back whatever
+      // changed meanwhile without a log entry (plain renewals).
+      if (isStaleData(error)) this.resnapshot();
+      // Once until a sweep succeeds again; a store that cannot be read at all is warned of by its feed.
       if (this.lastSweepError === undefined) {
-        this.options.logger.warn({ err: reason }, this.options.sweep ? 'sweep of due leases failed' : 'read of due leases failed');
+        const what = this.options.sweep ? 'sweep of due leases failed' : 'read of due leases failed';
+        if (!this.failing) this.options.logger.warn({ err: reason }, what);
+        else this.options.logger.debug({ err: reason }, what);
       }
       this.lastSweepError = reason;
     } finally {
       this.scheduleSweep(nextMs);
     }
+  }
+
+  /** The renewal window's status, beside the sweep or due read (its own failure is the sweep's to report). */
+  private readWindow(): void {
+    const { store, sink } = this.options;
+    if (!store.renewalWindow || !sink.window || performance.now() - this.windowReadAt < WINDOW_READ_INTERVAL_MS) return;
+    this.windowReadAt = performance.now();
+    store.renewalWindow().then(
+      (status) => {
+        if (!this.abort.signal.aborted) sink.window?.(status);
+      },
+      () => {
+        this.windowReadAt = -Infinity;
+      },
+    );
   }
 
   /** Re-read a full snapshot now (the current watch ends; the log is followed again from the new one). */
@@ -156,28 +206,35 @@ export class StoreFeed {
         const read = performance.now();
         this.noteRead();
         // Applied in batches (a large store yields the event loop meanwhile): readable only once all of it is.
-        await sink.snapshot(snapshot);
+        await sink.snapshot(snapshot, ++this.receipts);
         if (signal.aborted) return;
+        this.failing = false;
         sink.status(true);
         logger.info(
           { leases: snapshot.records.length, read_ms: Math.round(read - started), apply_ms: Math.round(performance.now() - read) },
           'store snapshot applied',
         );
         this.backoff.reset();
-        for await (const event of store.watch(snapshot.position, round.signal)) {
+        for await (const event of store.watch(snapshot.position, round.signal, snapshot.epoch)) {
           this.noteRead();
-          sink.event(event);
+          sink.event(event, ++this.receipts);
         }
       } catch (error) {
         if (signal.aborted) return;
+        if (error instanceof StoreReplacedError) {
+          sink.replaced?.();
+          continue;
+        }
         if (error instanceof PositionLostError) {
           logger.info({ position: error.position }, 'fell behind the change log; re-reading a snapshot');
           continue;
         }
         const reason = `store cannot be read: ${errorMessage(error)}`;
+        this.failing = true;
         sink.status(false, reason);
         const delay = this.backoff.next();
-        logger.warn({ err: errorMessage(error), retry_in_ms: delay }, 'store cannot be read; keeping the last view');
+        // The region's feed warns once, then at most once a minute (region-feed.ts); each retry is debug.
+        logger.debug({ err: errorMessage(error), retry_in_ms: delay }, 'store cannot be read; retrying');
         await this.backoffSleep(delay, signal);
       } finally {
         signal.removeEventListener('abort', endRound);

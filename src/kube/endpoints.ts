@@ -1,6 +1,6 @@
 // A pool's addresses from its current slices (docs/contract.md §2, §4): Ready PoolRelay endpoints and
 // Ready frontend URLs, each frontend pod once. Pure.
-import type { PoolEndpoints } from './types.js';
+import type { PoolEndpoints, SliceRouter } from './types.js';
 import type { SliceRole } from './naming.js';
 import type { EndpointSlice, SliceEndpoint, SlicePort } from './slice.js';
 
@@ -30,12 +30,13 @@ export function computePoolEndpoints(slices: readonly RoledSlice[], options: End
   let frontendSlicesWithPort = false;
 
   for (const { role, slice } of slices) {
+    if (role === 'router') continue;
     if (role === 'relay') {
       const port = relayPort(slice.ports);
       for (const endpoint of readyEndpoints(slice)) relays.add(address(endpoint, slice, port));
       continue;
     }
-    const port = tcpPort(slice.ports, options.frontendPortName);
+    const port = namedTcpPort(slice.ports, options.frontendPortName);
     if (port === undefined) {
       frontendSlicesWithoutPort.push(slice);
       continue;
@@ -43,7 +44,7 @@ export function computePoolEndpoints(slices: readonly RoledSlice[], options: End
     frontendSlicesWithPort = true;
     for (const endpoint of readyEndpoints(slice)) {
       frontendCandidates.push({
-        url: address(endpoint, slice, port),
+        url: address(endpoint, slice, port.port, schemeOf(port)),
         ipv6: isIPv6(slice, endpoint),
         pod: podIdentity(endpoint),
       });
@@ -64,6 +65,36 @@ interface FrontendCandidate {
   url: string;
   ipv6: boolean;
   pod: string | undefined;
+}
+
+/**
+ * The routers of the Global Router Service's slices (docs/contract.md §10): its Ready endpoints on the TCP
+ * port named `portName`, one per pod by the frontends' rule (IPv4 preferred, IPv6 bracketed), `https://`
+ * when the port's appProtocol is `https`. A router's id is its pod's name (`targetRef.name`), else its
+ * address. A slice without that port lists nothing. Sorted by id.
+ */
+export function computeRouters(slices: readonly RoledSlice[], portName: string): SliceRouter[] {
+  const candidates: (FrontendCandidate & { id: string })[] = [];
+  for (const { role, slice } of slices) {
+    if (role !== 'router') continue;
+    const port = namedTcpPort(slice.ports, portName);
+    if (port === undefined) continue;
+    for (const endpoint of readyEndpoints(slice)) {
+      candidates.push({
+        url: address(endpoint, slice, port.port, schemeOf(port)),
+        ipv6: isIPv6(slice, endpoint),
+        pod: podIdentity(endpoint),
+        id: endpoint.targetRef?.name ?? endpoint.addresses[0],
+      });
+    }
+  }
+  const chosen = new Set(onePerPod(candidates));
+  const byId = new Map<string, SliceRouter>();
+  // One router per id: the pod's chosen URL (a name in two namespaces or clusters keeps the smallest URL).
+  for (const { id, url } of candidates.filter((c) => chosen.has(c.url)).sort((a, b) => (a.url < b.url ? -1 : 1))) {
+    if (!byId.has(id)) byId.set(id, { id, url });
+  }
+  return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 /**
@@ -131,6 +162,17 @@ function relayPort(ports: readonly SlicePort[] | null | undefined): number | und
   return tcpPort(ports, RELAY_PORT_NAME) ?? (ports ?? []).find(isUsableTcp)?.port ?? undefined;
 }
 
+/** The TCP port of that name, when it has a number other than 0, with its appProtocol. */
+function namedTcpPort(ports: readonly SlicePort[] | null | undefined, name: string): { port: number; appProtocol?: string | null } | undefined {
+  const port = (ports ?? []).find((p) => (p.name ?? '') === name && isUsableTcp(p));
+  return port ? { port: port.port!, appProtocol: port.appProtocol } : undefined;
+}
+
+/** `https` for a port whose appProtocol is `https` (docs/contract.md §10); `http` for any other, or none. */
+function schemeOf(port: { appProtocol?: string | null }): 'http' | 'https' {
+  return port.appProtocol === 'https' ? 'https' : 'http';
+}
+
 /** The TCP port of that name, when it has a number other than 0. */
 function tcpPort(ports: readonly SlicePort[] | null | undefined, name: string): number | undefined {
   // Stryker disable next-line ArrayDeclaration,StringLiteral: equivalent, a made-up item has no port number and is never usable; port names are never empty, so any fallback name matches none
@@ -147,9 +189,9 @@ function isIPv6(slice: EndpointSlice, endpoint: { addresses: [string, ...string[
   return slice.addressType === 'IPv6' || endpoint.addresses[0].includes(':');
 }
 
-/** `http://ip:port` (IPv6 bracketed); the bare address when the slice has no usable TCP port. */
-function address(endpoint: { addresses: [string, ...string[]] }, slice: EndpointSlice, port: number | undefined): string {
+/** `http://ip:port` (IPv6 bracketed; `https` for a port that says so); the bare address when the slice has no usable TCP port. */
+function address(endpoint: { addresses: [string, ...string[]] }, slice: EndpointSlice, port: number | undefined, scheme: 'http' | 'https' = 'http'): string {
   const ip = endpoint.addresses[0];
   if (port === undefined) return ip;
-  return isIPv6(slice, endpoint) ? `http://[${ip}]:${port}` : `http://${ip}:${port}`;
+  return isIPv6(slice, endpoint) ? `${scheme}://[${ip}]:${port}` : `${scheme}://${ip}:${port}`;
 }

@@ -2,5 +2,5 @@
 export type { PoolEndpoints, SliceSource, SliceSourceListener } from './types.js';
 export { createSliceSource } from './slice-source.js';
 export type { KubeSliceSource, SliceSourceBackoff, SliceSourceOptions, SliceSourceStats } from './slice-source.js';
-export { kubeConfigFor, type KubeConfigForOptions } from './kube-config.js';
+export { KubeConfigError, kubeConfigFor, type KubeConfigForOptions } from './kube-config.js';
 export type { SliceMode } from './naming.js';

@@ -5,7 +5,10 @@ import { poolKey, type PoolKey } from '../contract/index.js';
 import { annotation, label, type EndpointSlice } from './slice.js';
 
 export type SliceMode = 'mcs' | 'karmada';
-export type SliceRole = 'relay' | 'frontend';
+export type SliceRole = 'relay' | 'frontend' | 'router';
+
+/** The one cache key of every Global Router slice (no pool key looks like it: those hold two '/'). */
+export const ROUTERS_KEY = 'routers';
 
 export interface NamingOptions {
   mode: SliceMode;
@@ -13,6 +16,8 @@ export interface NamingOptions {
   relayServiceSuffix: string;
   /** `--frontend-service-suffix`, default `-frontend` */
   frontendServiceSuffix: string;
+  /** `--router-service-name`: the Global Router Service, whose slices are routers (none: no routers read). */
+  routerServiceName?: string;
 }
 
 /** A slice that names a pool: its source cluster, the Service it belongs to and the pool's name. */
@@ -186,6 +191,8 @@ export function clusterFromGeneratedName(name: string, prefix: string, service: 
 function poolSlice(slice: EndpointSlice, service: string, cluster: string, options: NamingOptions): SliceNaming {
   const role = roleOf(service, options);
   if (!role) return skip(`service ${service} matches neither suffix`);
+  // The Global Router Service's slices, in any cluster and namespace, are one list of routers.
+  if (role === 'router') return { kind: 'pool', cluster, namespace: slice.metadata.namespace, service, role, name: service, key: ROUTERS_KEY };
   const suffix = role === 'relay' ? options.relayServiceSuffix : options.frontendServiceSuffix;
   const name = service.slice(0, service.length - suffix.length);
   if (!name) return skip(`service ${service} is only the suffix`);
@@ -201,8 +208,12 @@ function poolSlice(slice: EndpointSlice, service: string, cluster: string, optio
   };
 }
 
-/** The flags guarantee that neither suffix ends the other, so at most one matches. */
+/**
+ * The Global Router Service first (its name need not end with either suffix); then the suffixes: the flags
+ * guarantee that neither ends the other, so at most one matches.
+ */
 function roleOf(service: string, options: NamingOptions): SliceRole | undefined {
+  if (options.routerServiceName !== undefined && service === options.routerServiceName) return 'router';
   if (service.endsWith(options.relayServiceSuffix)) return 'relay';
   if (service.endsWith(options.frontendServiceSuffix)) return 'frontend';
   return undefined;

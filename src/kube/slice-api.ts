@@ -2,7 +2,9 @@
 // streaming GET with the KubeConfig's own agent, TLS and auth). The library's `Watch` class drops
 // unparsable lines silently, and the loop must see them, so the watch reads the lines itself. Both are
 // bounded (docs/design.md "Watch loops"): the list by a timeout (the typed client has none of its own),
-// the watch by the time since its last line, with TCP keep-alive on its socket as the library's `Watch` sets.
+// the watch by the time since its last complete line, with TCP keep-alive on its socket as the library's
+// `Watch` sets, and each line by its length: a line past `maxLineBytes` (16 MiB) ends the watch before it
+// is buffered further (docs/contract.md §8), so a server that never ends a line costs at most that much.
 import http from 'node:http';
 import https from 'node:https';
 import {
@@ -21,6 +23,8 @@ export interface SliceApiOptions {
   namespace?: string;
   /** A list that has not been read in full after this long is abandoned (default 30 s). */
   listTimeoutMs?: number;
+  /** A watch line longer than this ends the watch (default MAX_WATCH_LINE_BYTES). */
+  maxLineBytes?: number;
 }
 
 export interface SliceList {
@@ -52,11 +56,15 @@ export type WatchEnd =
   /** The server refused the watch. */
   | { kind: 'status'; status: number; body: string }
   | { kind: 'failed'; error: Error }
-  /** No line for `idleMs`: a half-open connection, or a server that sends no bookmarks. */
+  /** No complete line for `idleMs`: a half-open connection, a server that sends no bookmarks, or one line trickling in. */
   | { kind: 'idle'; idleMs: number }
+  /** A line longer than the limit: the watch was closed before more of it was buffered. */
+  | { kind: 'line_too_long'; limitBytes: number }
   | { kind: 'aborted' };
 
 const MAX_ERROR_BODY = 4096;
+/** The longest watch line read (docs/contract.md §8): far above any EndpointSlice event (1,000 endpoints are ~0.5 MiB). */
+export const MAX_WATCH_LINE_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_LIST_TIMEOUT_MS = 30_000;
 /** As the library's `Watch` (watch.ts): probes after 30 s of silence on the socket. */
 const KEEP_ALIVE_DELAY_MS = 30_000;
@@ -132,11 +140,11 @@ export class SliceApi {
       headers: { ...requestOptions.headers, accept: 'application/json' },
       signal: request.signal,
     };
-    return streamLines(url, requestOptions, request);
+    return streamLines(url, requestOptions, request, this.options.maxLineBytes ?? MAX_WATCH_LINE_BYTES);
   }
 }
 
-function streamLines(url: URL, requestOptions: https.RequestOptions, request: WatchRequest): Promise<WatchEnd> {
+function streamLines(url: URL, requestOptions: https.RequestOptions, request: WatchRequest, maxLineBytes: number): Promise<WatchEnd> {
   return new Promise<WatchEnd>((resolve, reject) => {
     let settled = false;
     let stoppedByReader = false;
@@ -174,8 +182,8 @@ function streamLines(url: URL, requestOptions: https.RequestOptions, request: Wa
     req.on('socket', (socket) => socket.setKeepAlive(true, KEEP_ALIVE_DELAY_MS));
     req.on('error', (error) => settle({ kind: 'failed', error }));
     req.on('response', (res) => {
-      res.setEncoding('utf8');
       if (res.statusCode !== 200) {
+        res.setEncoding('utf8');
         let body = '';
         res.on('data', (chunk: string) => {
           if (body.length < MAX_ERROR_BODY) body += chunk;
@@ -190,9 +198,12 @@ function streamLines(url: URL, requestOptions: https.RequestOptions, request: Wa
         crash(error);
         return;
       }
-      let pending = '';
+      // The bytes of the line under way, undecoded (a character may straddle two chunks).
+      let pending: Buffer[] = [];
+      let pendingBytes = 0;
       const deliver = (line: string): boolean => {
         if (line.trim() === '' || stoppedByReader || settled) return !stoppedByReader && !settled;
+        // Only a complete line shows the watch alive: bytes of a line that never ends do not.
         armIdleTimer();
         let more: boolean;
         try {
@@ -209,18 +220,32 @@ function streamLines(url: URL, requestOptions: https.RequestOptions, request: Wa
         }
         return true;
       };
-      res.on('data', (chunk: string) => {
-        pending += chunk;
-        let newline = pending.indexOf('\n');
-        while (newline !== -1) {
-          const line = pending.slice(0, newline);
-          pending = pending.slice(newline + 1);
+      /** The line under way would pass the limit with `bytes` more: the watch ends, nothing more is kept. */
+      const tooLong = (bytes: number): boolean => {
+        if (pendingBytes + bytes <= maxLineBytes) return false;
+        pending = [];
+        pendingBytes = 0;
+        settle({ kind: 'line_too_long', limitBytes: maxLineBytes });
+        req?.destroy();
+        return true;
+      };
+      res.on('data', (chunk: Buffer) => {
+        if (settled) return;
+        let start = 0;
+        for (let newline = chunk.indexOf(0x0a); newline !== -1; newline = chunk.indexOf(0x0a, start)) {
+          if (tooLong(newline - start)) return;
+          const line = Buffer.concat([...pending, chunk.subarray(start, newline)]).toString('utf8');
+          pending = [];
+          pendingBytes = 0;
+          start = newline + 1;
           if (!deliver(line)) return;
-          newline = pending.indexOf('\n');
         }
+        if (start === chunk.length || tooLong(chunk.length - start)) return;
+        pending.push(chunk.subarray(start));
+        pendingBytes += chunk.length - start;
       });
       res.on('end', () => {
-        if (pending !== '') deliver(pending);
+        if (pendingBytes > 0) deliver(Buffer.concat(pending).toString('utf8'));
         settle({ kind: 'ended', stoppedByReader });
       });
       // A connection that drops mid-stream closes without 'end'.

@@ -37,6 +37,8 @@ export interface SliceSourceOptions extends NamingOptions {
   kubeConfig: KubeConfig;
   /** `--frontend-port-name` */
   frontendPortName: string;
+  /** `--router-port-name`, with `routerServiceName`: the Global Router Service's routers are read too. */
+  routerPortName?: string;
   /** Watch one namespace only; all namespaces when undefined. */
   namespace?: string;
   logger: Logger;
@@ -68,6 +70,8 @@ export interface SliceSourceStats {
   expired: number;
   /** Watch lines that were not a valid event (each one causes a relist). */
   unparsableLines: number;
+  /** Watch lines longer than the limit, closed unread (each one causes a relist). */
+  oversizedLines: number;
   /** List items that did not read as an EndpointSlice (skipped). */
   invalidListItems: number;
   /** Failed lists and watches (each one followed by a backoff). */
@@ -94,6 +98,7 @@ class EndpointSliceLoop implements SliceSource {
     watches: 0,
     expired: 0,
     unparsableLines: 0,
+    oversizedLines: 0,
     invalidListItems: 0,
     failures: 0,
     loopRestarts: 0,
@@ -163,6 +168,8 @@ class EndpointSliceLoop implements SliceSource {
       relayServiceSuffix: options.relayServiceSuffix,
       frontendServiceSuffix: options.frontendServiceSuffix,
       frontendPortName: options.frontendPortName,
+      routerServiceName: options.routerServiceName,
+      routerPortName: options.routerPortName,
       logger: options.logger,
       onWarning: options.onWarning,
     });
@@ -233,6 +240,7 @@ class EndpointSliceLoop implements SliceSource {
     }
     const pools = this.view.relist(list.slices);
     this.notify((listener) => listener.resync(pools));
+    this.notifyRouters();
     // A full read is the source synced again: the backoff starts over.
     this.backoff.reset();
     this.logger.info(
@@ -320,6 +328,10 @@ class EndpointSliceLoop implements SliceSource {
       case 'ended':
         this.logger.debug(fields, 'EndpointSlice watch ended; watching again');
         return;
+      case 'line_too_long':
+        this.stats.oversizedLines += 1;
+        this.logger.warn({ ...fields, limit_bytes: outcome.limitBytes }, 'EndpointSlice watch line longer than the limit; relisting');
+        return;
       case 'aborted':
       case 'unparsable':
         return;
@@ -328,6 +340,14 @@ class EndpointSliceLoop implements SliceSource {
 
   private notifyUpdates(updates: readonly PoolUpdate[]): void {
     for (const { key, endpoints } of updates) this.notify((listener) => listener.update(key, endpoints));
+    this.notifyRouters();
+  }
+
+  /** The routers, whole, when they changed (only with a Global Router Service to read). */
+  private notifyRouters(): void {
+    if (this.options.routerServiceName === undefined || !this.view.routersChanged()) return;
+    const routers = this.view.routers();
+    this.notify((listener) => listener.routers?.(routers));
   }
 
   private report(synced: boolean, reason?: string): void {

@@ -3,13 +3,15 @@
 // It logs each slice warning once per entry into its condition, never per event.
 import type { Logger } from 'pino';
 import type { PoolKey } from '../contract/index.js';
-import { computePoolEndpoints, type EndpointsOptions } from './endpoints.js';
-import { nameSlice, type NamingOptions } from './naming.js';
+import { computePoolEndpoints, computeRouters, type EndpointsOptions } from './endpoints.js';
+import { nameSlice, ROUTERS_KEY, type NamingOptions, type SliceRole } from './naming.js';
 import { SliceCache, type SliceEvent } from './slice-cache.js';
 import { sliceId, type EndpointSlice, type SliceId } from './slice.js';
-import type { PoolEndpoints } from './types.js';
+import type { PoolEndpoints, SliceRouter } from './types.js';
 
 export interface PoolSliceViewOptions extends NamingOptions, EndpointsOptions {
+  /** `--router-port-name`: the routers' port in the Global Router Service's slices (with routerServiceName). */
+  routerPortName?: string;
   logger: Logger;
   /** Each warning logged about a frontend slice without the named port (for metrics). */
   onWarning?: (kind: 'frontend_slice_without_port') => void;
@@ -29,6 +31,10 @@ export class PoolSliceView {
   private readonly namingWarned = new Map<SliceId, string>();
   /** Frontend slices logged for lacking the named port. */
   private readonly portWarned = new Set<SliceId>();
+  /** The Global Router Service's routers as last computed. */
+  private routerList: SliceRouter[] = [];
+  /** The routers changed since routersChanged() was last asked. */
+  private routersDirty = true;
 
   constructor(private readonly options: PoolSliceViewOptions) {}
 
@@ -38,9 +44,31 @@ export class PoolSliceView {
     for (const id of [...this.namingWarned.keys()]) if (!listed.has(id)) this.namingWarned.delete(id);
     this.cache.relist(slices);
     this.reported.clear();
-    for (const key of this.cache.keys()) this.reported.set(key, this.compute(key));
+    for (const key of this.cache.keys()) if (key !== ROUTERS_KEY) this.reported.set(key, this.compute(key));
+    this.computeRouters();
+    this.routersDirty = true;
     this.prunePortWarnings();
     return new Map(this.reported);
+  }
+
+  /** The Global Router Service's routers, sorted by id. */
+  routers(): SliceRouter[] {
+    return this.routerList;
+  }
+
+  /** Whether the routers changed since the last call (a relist always counts as a change). */
+  routersChanged(): boolean {
+    const dirty = this.routersDirty;
+    this.routersDirty = false;
+    return dirty;
+  }
+
+  private computeRouters(): void {
+    const { routerServiceName, routerPortName } = this.options;
+    if (routerServiceName === undefined || routerPortName === undefined) return;
+    const next = computeRouters(this.cache.slicesOf(ROUTERS_KEY), routerPortName);
+    if (JSON.stringify(next) !== JSON.stringify(this.routerList)) this.routersDirty = true;
+    this.routerList = next;
   }
 
   /** One watch event: the pools whose endpoints changed. */
@@ -48,6 +76,10 @@ export class PoolSliceView {
     if (event.type === 'DELETED') this.namingWarned.delete(sliceId(event.slice));
     const updates: PoolUpdate[] = [];
     for (const key of this.cache.apply(event)) {
+      if (key === ROUTERS_KEY) {
+        this.computeRouters();
+        continue;
+      }
       const endpoints = this.cache.slicesOf(key).length > 0 ? this.compute(key) : null;
       const previous = this.reported.get(key) ?? null;
       if (sameEndpoints(previous, endpoints)) continue;
@@ -68,7 +100,7 @@ export class PoolSliceView {
     return this.cache.size;
   }
 
-  private classify(slice: EndpointSlice): { key: PoolKey; role: 'relay' | 'frontend' } | undefined {
+  private classify(slice: EndpointSlice): { key: PoolKey; role: SliceRole } | undefined {
     const naming = nameSlice(slice, this.options);
     const id = sliceId(slice);
     const warning = naming.kind === 'skip' ? (naming.warn ? naming.reason : undefined) : naming.warning;

@@ -31,6 +31,8 @@ const portSchema = z.object({
   protocol: z.string().nullish(),
   // nil means "all ports" in the API; poolscope can build no URL from it.
   port: z.number().int().nullish(),
+  // `https` makes frontend and router URLs https:// (docs/contract.md §10); anything else, http://.
+  appProtocol: z.string().nullish(),
 });
 
 export const endpointSliceSchema = z.object({

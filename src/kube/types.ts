@@ -11,11 +11,22 @@ export interface PoolEndpoints {
   frontendSlicesWithPort: boolean;
 }
 
+/** A router from the Global Router Service's slices (docs/contract.md §10): the pod's name (else its address) and URL. */
+export interface SliceRouter {
+  id: string;
+  url: string;
+}
+
 export interface SliceSourceListener {
   /** After a (re)list: the whole view. A key missing here that was known before is gone (no per-key update). */
   resync(pools: ReadonlyMap<PoolKey, PoolEndpoints>): void;
   /** One pool's endpoints changed after a watch event; null when no slice names the pool any more. */
   update(key: PoolKey, endpoints: PoolEndpoints | null): void;
+  /**
+   * The Global Router Service's routers, whole, after a (re)list and after each event that changed them
+   * (only with a router Service to read).
+   */
+  routers?(routers: readonly SliceRouter[]): void;
   /** synced: the last list succeeded and the watch runs. false with a reason while listing/re-watching. */
   status(synced: boolean, reason?: string): void;
   /**

@@ -35,6 +35,8 @@ export type WatchOutcome =
   | { kind: 'expired'; resume: undefined; retryReason: string }
   /** A line that is not a valid event: what it carried is lost. */
   | { kind: 'unparsable'; resume: undefined; retryReason: string }
+  /** A line longer than the limit, closed unread: what it carried is lost. */
+  | { kind: 'line_too_long'; resume: undefined; retryReason: string; limitBytes: number }
   /** Any other in-stream Status, HTTP status or request failure, or a watch silent for the idle timeout. */
   | { kind: 'failed'; resume: string; retryReason: string }
   /** The server's timeoutSeconds, or an API server restart: resuming loses nothing. */
@@ -55,6 +57,14 @@ export function classifyWatch(end: WatchEnd, problem: WatchProblem | undefined, 
       retryReason: `watch from resourceVersion ${resume} expired (410); relisting`,
     };
   }
+  if (end.kind === 'line_too_long') {
+    return {
+      kind: 'line_too_long',
+      resume: undefined,
+      retryReason: `watch line longer than ${end.limitBytes} bytes; relisting`,
+      limitBytes: end.limitBytes,
+    };
+  }
   if (problem?.kind === 'unparsable') {
     return { kind: 'unparsable', resume: undefined, retryReason: `unparsable watch line (${problem.why}); relisting` };
   }
@@ -65,11 +75,12 @@ export function classifyWatch(end: WatchEnd, problem: WatchProblem | undefined, 
 }
 
 /**
- * Whether the loop relists next (a 410, an unparsable line). Relists wait on a backoff of their own that
- * only time starts over: a relist's list succeeds every time, and must not reset the wait before the next.
+ * Whether the loop relists next (a 410, an unparsable line, a line past the limit). Relists wait on a
+ * backoff of their own that only time starts over: a relist's list succeeds every time, and must not
+ * reset the wait before the next.
  */
 export function relists(outcome: WatchOutcome): boolean {
-  return outcome.kind === 'expired' || outcome.kind === 'unparsable';
+  return outcome.kind === 'expired' || outcome.kind === 'unparsable' || outcome.kind === 'line_too_long';
 }
 
 /**

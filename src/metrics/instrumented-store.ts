@@ -31,8 +31,8 @@ export function instrumentStore(options: InstrumentedStoreOptions): Registration
     get forgetsOnRestart() {
       return store.forgetsOnRestart;
     },
-    heartbeat: async (registration, canonical) => {
-      const result = await timed('heartbeat', () => store.heartbeat(registration, canonical));
+    heartbeat: async (registration, canonical, knownVersion) => {
+      const result = await timed('heartbeat', () => store.heartbeat(registration, canonical, knownVersion));
       onHeartbeat?.(result);
       return result;
     },
@@ -40,6 +40,7 @@ export function instrumentStore(options: InstrumentedStoreOptions): Registration
     watch: (position, signal) => store.watch(position, signal),
     sweep: () => timed('sweep', () => store.sweep()),
     dueLapses: (graceMs) => timed('due', () => store.dueLapses(graceMs)),
+    ...(store.renewalWindow ? { renewalWindow: () => timed('renewal window', () => store.renewalWindow!()) } : {}),
     ...(store.onAvailable ? { onAvailable: store.onAvailable.bind(store) } : {}),
     ...(store.stats ? { stats: store.stats.bind(store) } : {}),
     close: () => store.close(),

@@ -4,11 +4,12 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { POOL_STATES, type PoolState } from '../contract/index.js';
 import type { Join } from '../join/join.js';
+import type { RouterJoin } from '../join/router-join.js';
 import { WARNING_KINDS, type WarningKind } from '../join/warnings.js';
-import { LimitMetrics } from './limit-metrics.js';
+import { LimitMetrics, WATCH_STREAMS } from './limit-metrics.js';
 
-export type HeartbeatOutcome = 'ok' | 'invalid' | 'unauthorized' | 'unavailable' | 'aborted';
-export const HEARTBEAT_OUTCOMES: readonly HeartbeatOutcome[] = ['ok', 'invalid', 'unauthorized', 'unavailable', 'aborted'];
+export type HeartbeatOutcome = 'ok' | 'invalid' | 'unauthorized' | 'forbidden' | 'unavailable' | 'aborted';
+export const HEARTBEAT_OUTCOMES: readonly HeartbeatOutcome[] = ['ok', 'invalid', 'unauthorized', 'forbidden', 'unavailable', 'aborted'];
 
 /** Store commands are milliseconds when healthy and bounded by the command timeout (1 s by default). */
 const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
@@ -23,11 +24,13 @@ export class ServiceMetrics {
   /** Watch streams and connections against their limits (docs/contract.md §8). */
   readonly limits: LimitMetrics;
   private join: Join | undefined;
+  private routers: RouterJoin | undefined;
   private readonly heartbeats: Counter<'outcome'>;
   private readonly lapses: Counter;
   private readonly warnings: Counter<'kind'>;
   private readonly storeSeconds: Histogram<'command' | 'outcome'>;
   private readonly regionDrops: Counter<'region'>;
+  private readonly storeOutages: Counter<'region'>;
   private readonly kubeLoopRestarts: Counter;
 
   constructor(options: ServiceMetricsOptions = {}) {
@@ -62,10 +65,28 @@ export class ServiceMetrics {
         for (const [model, n] of counts) this.set({ model }, n);
       },
     });
+    new Gauge({
+      name: 'poolscope_routers',
+      help: 'Routers this replica lists (docs/contract.md §10), by source (registration, static, mcs) and region (the router\'s own; "" when it names none).',
+      labelNames: ['source', 'region'],
+      registers,
+      collect() {
+        this.reset();
+        const counts = new Map<string, { source: string; region: string; n: number }>();
+        for (const router of metrics.routers?.view.list().routers ?? []) {
+          const region = router.region ?? '';
+          const key = `${router.source}\0${region}`;
+          const entry = counts.get(key) ?? { source: router.source, region, n: 0 };
+          entry.n += 1;
+          counts.set(key, entry);
+        }
+        for (const { source, region, n } of counts.values()) this.set({ source, region }, n);
+      },
+    });
     this.limits = new LimitMetrics(registers);
     this.heartbeats = new Counter({
       name: 'poolscope_heartbeats_total',
-      help: 'POST /pools requests, by outcome (ok, invalid, unauthorized, unavailable, aborted: the client left mid-body).',
+      help: 'POST /pools requests, by outcome (ok, invalid, unauthorized, forbidden: outside its scopes, unavailable, aborted: the client left mid-body).',
       labelNames: ['outcome'],
       registers,
     });
@@ -91,10 +112,11 @@ export class ServiceMetrics {
     });
     new Gauge({
       name: 'poolscope_watch_subscribers',
-      help: 'Open GET /pools/watch streams.',
+      help: 'Open event streams, by stream (pools: GET /pools/watch, debug: /debug/pools/watch).',
+      labelNames: ['stream'],
       registers,
       collect() {
-        this.set(metrics.limits.watchers?.size ?? 0);
+        for (const stream of WATCH_STREAMS) this.set({ stream }, metrics.limits.watchers.get(stream)?.size ?? 0);
       },
     });
     new Gauge({
@@ -130,6 +152,23 @@ export class ServiceMetrics {
         for (const r of regions()) {
           if (r.lastReadAtMs !== undefined) this.set({ region: r.name }, Math.max(0, now - r.lastReadAtMs) / 1000);
         }
+      },
+    });
+    // Outages of each region's store (docs/contract.md §9); without regions the one store is region="".
+    this.storeOutages = new Counter({
+      name: 'poolscope_store_outages_total',
+      help: "Outages of each region's store (frozen, down, failing over, cut off from its writers) that its writers recorded, as this replica learned of them.",
+      labelNames: ['region'],
+      registers,
+    });
+    new Gauge({
+      name: 'poolscope_store_renewal_window_open',
+      help: "Whether the renewal window after the last outage of each region's store is open (1): leases that ran out in the outage are not lapsed before it has run.",
+      labelNames: ['region'],
+      registers,
+      collect() {
+        this.reset();
+        for (const r of metrics.join?.regionStatuses() ?? []) this.set({ region: r.name }, r.renewalWindowOpen ? 1 : 0);
       },
     });
     this.regionDrops = new Counter({
@@ -168,10 +207,21 @@ export class ServiceMetrics {
   }
 
   /** Read pools, subscribers, sources and regions from this join when scraped. */
+  /** The routers' join, read by poolscope_routers when scraped. */
+  observeRouters(routers: RouterJoin): void {
+    this.routers = routers;
+  }
+
   observe(join: Join): void {
     this.join = join;
     for (const r of join.hasRegions ? join.regionStatuses() : []) this.regionDrops.inc({ region: r.name }, 0);
+    for (const r of join.regionStatuses()) this.storeOutages.inc({ region: r.name }, 0);
   }
+
+  /** An outage of a region's store (its writers recorded it; docs/contract.md §9). */
+  readonly countStoreOutage = (region: string): void => {
+    this.storeOutages.inc({ region });
+  };
 
   readonly countRegionDrop = (region: string): void => {
     this.regionDrops.inc({ region });

@@ -10,6 +10,7 @@ import {
   type DebugPoolDetail,
   type DebugPoolSummary,
   type DebugRegion,
+  type DebugStreamEvents,
   type FleetOverview,
   type MachineGraph,
 } from '../debug/types.js';
@@ -26,9 +27,10 @@ const historyEntry = z.object({
 export const debugLeaseSchema = z
   .object({
     region: z.string().meta({ description: "the region whose store holds the lease ('' without regions)" }),
-    deadline_ms: z.number().meta({ description: "the deadline as last logged (that region's store clock, ms)" }),
-    changed_at_ms: z.number().meta({ description: "when the registration's content last changed there (store clock, ms)" }),
-    shown: z.boolean().meta({ description: 'its registration is the one shown: the latest content change, ties to the first region name' }),
+    deadline_ms: z.number().int().meta({ description: "the deadline as last logged (that region's store clock, ms)" }),
+    version: z.number().int().meta({ description: "the registration's version there: the highest is shown" }),
+    changed_at_ms: z.number().int().meta({ description: "when the registration's content last changed there (that store's clock, ms; never compared across regions)" }),
+    shown: z.boolean().meta({ description: 'its registration is the one shown: the highest version, ties to the first region name' }),
   })
   .meta({ description: 'One live lease of the pool (docs/contract.md §7).' });
 
@@ -37,7 +39,7 @@ export const debugPoolSchema = z.object({
   state: poolState,
   since: z.string(),
   lease: z.enum(['none', 'live', 'lapsed']),
-  lease_deadline_ms: z.number().nullable().meta({ description: 'the deadline the store last logged (store clock, ms)' }),
+  lease_deadline_ms: z.number().int().nullable().meta({ description: 'the deadline the store last logged (store clock, ms)' }),
   leases: z.array(debugLeaseSchema).meta({ description: 'every live lease, sorted by region' }),
   registration: registrationSchema.nullable(),
   relays: z.array(z.string()),
@@ -88,11 +90,14 @@ export const debugRegionSchema = z.object({
   reason: z.string().nullable(),
   unreachable_since_ms: z.number().nullable(),
   refill_until_ms: z.number().nullable(),
+  last_outage_ended_ms: z.number().nullable(),
+  renewal_window_open: z.boolean(),
 });
 
 const overviewRow = z.object({
   region: z.string().nullable().meta({ description: 'null: pools holding no live lease' }),
-  counts: z.record(z.enum(OVERVIEW_STATES), z.number()),
+  // One key per state (a record keyed by an enum says the same, in a form linters misread).
+  counts: z.object(Object.fromEntries(OVERVIEW_STATES.map((state) => [state, z.number()])) as Record<(typeof OVERVIEW_STATES)[number], z.ZodNumber>),
   total: z.number(),
 });
 
@@ -121,6 +126,26 @@ export const machineGraphSchema = z.object({
   ),
 });
 
+const completeness = z.object({ complete: z.boolean(), reasons: z.array(z.string()) });
+
+/** The events of GET /debug/pools/watch (`event:` the key, `data:` the value). */
+export const debugStreamEventSchemas = {
+  snapshot: completeness.extend({
+    now_ms: z.number(),
+    pools: z.array(debugPoolSummarySchema),
+    selected: debugPoolDetailSchema.nullable(),
+    regions: z.array(debugRegionSchema).nullable(),
+    overview: fleetOverviewSchema,
+  }),
+  pools: z.object({ now_ms: z.number(), upserted: z.array(debugPoolSummarySchema), removed: z.array(z.string()) }),
+  pool: z.object({ now_ms: z.number(), pool: debugPoolDetailSchema.nullable() }),
+  completeness,
+  regions: z.object({ now_ms: z.number(), regions: z.array(debugRegionSchema) }),
+  overview: z.object({ now_ms: z.number(), overview: fleetOverviewSchema }),
+};
+
+type StreamSchemasAgree = { [K in keyof DebugStreamEvents]: Same<z.output<(typeof debugStreamEventSchemas)[K]>, DebugStreamEvents[K]> };
+
 // Compile-time agreement of each schema with the interface the route returns (types only: nothing runs).
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Expect<T extends true> = T;
@@ -133,4 +158,5 @@ export type SchemasAgreeWithRoutes = [
   Expect<Same<z.output<typeof debugPoolDetailSchema>, DebugPoolDetail>>,
   Expect<Same<z.output<typeof debugPoolSummarySchema>, DebugPoolSummary>>,
   Expect<Same<z.output<typeof machineGraphSchema>, MachineGraph>>,
+  Expect<StreamSchemasAgree[keyof DebugStreamEvents]>,
 ];

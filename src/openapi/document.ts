@@ -1,7 +1,17 @@
-// The OpenAPI 3.1 description of the service (GET /openapi.json), generated from the same zod schemas
-// the routes validate and answer with (src/contract, ./debug-schemas.ts) by zod's own JSON Schema
-// output, so a field rule changed in the contract changes the description with it.
+// The OpenAPI 3.1 document of the service (GET /openapi.json, docs/contract.md §11), generated from the
+// operations each route module declares beside its handlers (ApiOperation, src/contract/api.ts) with the
+// very zod schemas the handlers validate and answer with. zod-openapi writes the document and zod's own
+// toJSONSchema every schema in it, so a rule changed in src/contract changes the document with it. Here
+// only what every route shares is added: the statuses Node's HTTP parser and the server answer on any
+// route (400, 408, 414, 417, 431, 500), the security a route's access needs (401, 403), and HEAD beside
+// every GET (Hono serves both). Nothing in the document is written by hand.
 import { z } from 'zod';
+import {
+  createDocument,
+  type ZodOpenApiOperationObject,
+  type ZodOpenApiPathsObject,
+  type ZodOpenApiResponseObject,
+} from 'zod-openapi';
 import {
   errorBodySchema,
   heartbeatReplySchema,
@@ -9,6 +19,11 @@ import {
   poolIdSchema,
   poolListSchema,
   registrationSchema,
+  regionStatusSchema,
+  type Access,
+  type ApiOperation,
+  type ApiResponse,
+  type ErrorCode,
   watchEventSchemas,
 } from '../contract/index.js';
 import {
@@ -16,210 +31,242 @@ import {
   debugPoolListSchema,
   debugPoolSchema,
   debugPoolSummarySchema,
+  debugRegionSchema,
+  fleetOverviewSchema,
   machineGraphSchema,
 } from './debug-schemas.js';
 
-type JsonObject = Record<string, unknown>;
-
 export interface OpenApiOptions {
   version: string;
+  operations: readonly ApiOperation[];
 }
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: JsonObject, description: string) => ({ description, content: { 'application/json': { schema } } });
-const text = (contentType: string, description: string) => ({
-  description,
-  content: { [contentType]: { schema: { type: 'string' } } },
-});
-const error = (description: string) => json(ref('Error'), description);
+/** Named components: a schema used in several places is one `$ref`. */
+const COMPONENTS: Record<string, z.ZodType> = {
+  Error: errorBodySchema,
+  Registration: registrationSchema,
+  HeartbeatReply: heartbeatReplySchema,
+  ListedPool: listedPoolSchema,
+  PoolList: poolListSchema,
+  PoolId: poolIdSchema,
+  RegionStatus: regionStatusSchema,
+  WatchUpsert: watchEventSchemas.upsert,
+  WatchDelete: watchEventSchemas.delete,
+  DebugPool: debugPoolSchema,
+  DebugPoolList: debugPoolListSchema,
+  DebugPoolDetail: debugPoolDetailSchema,
+  DebugPoolSummary: debugPoolSummarySchema,
+  DebugRegion: debugRegionSchema,
+  FleetOverview: fleetOverviewSchema,
+  MachineGraph: machineGraphSchema,
+};
 
-/** Components: output shapes (what the service answers) and the registration as a relay may send it. */
-function componentSchemas(): Record<string, JsonObject> {
-  const outputs = z.registry<{ id: string; description?: string }>();
-  outputs.add(errorBodySchema, { id: 'Error', description: '{"error": {"code", "message", "field"?}}' });
-  outputs.add(heartbeatReplySchema, { id: 'HeartbeatReply' });
-  outputs.add(listedPoolSchema, { id: 'ListedPool', description: 'A pool as routers see it: only live and frontendless pools are listed.' });
-  outputs.add(poolListSchema, { id: 'PoolList' });
-  outputs.add(poolIdSchema, { id: 'PoolId' });
-  outputs.add(watchEventSchemas.upsert, { id: 'WatchUpsert' });
-  outputs.add(watchEventSchemas.delete, { id: 'WatchDelete' });
-  outputs.add(registrationSchema, { id: 'Registration', description: 'A registration as stored (defaults filled in).' });
-  outputs.add(debugPoolSchema, { id: 'DebugPool' });
-  outputs.add(debugPoolListSchema, { id: 'DebugPoolList' });
-  outputs.add(debugPoolDetailSchema, { id: 'DebugPoolDetail' });
-  outputs.add(debugPoolSummarySchema, { id: 'DebugPoolSummary' });
-  outputs.add(machineGraphSchema, { id: 'MachineGraph', description: 'The pool state chart, read from the machine definition.' });
-  const inputs = z.registry<{ id: string; description?: string }>();
-  inputs.add(registrationSchema, { id: 'RegistrationInput', description: 'POST /pools body. Unknown keys are refused, at any depth.' });
-  const uri = (id: string) => `#/components/schemas/${id}`;
-  const out = z.toJSONSchema(outputs, { io: 'output', uri }).schemas as Record<string, JsonObject>;
-  const inp = z.toJSONSchema(inputs, { io: 'input', uri }).schemas as Record<string, JsonObject>;
-  const all = { ...out, ...inp };
-  // Inside an OpenAPI document the dialect is the document's; a per-schema $schema/$id adds nothing.
-  for (const schema of Object.values(all)) {
-    delete schema.$schema;
-    delete schema.$id;
+/** Statuses any request can get before it reaches a route (docs/contract.md §5, §11). */
+const EVERY_ROUTE: Record<number, ApiResponse> = {
+  400: { description: 'a request that is not valid HTTP/1.1 (a malformed request line or header, a bad Content-Length, no Host or two of them, a Host that is no host)', errors: ['bad_request'] },
+  408: { description: 'the request headers took more than 10 s, or the whole request more than 30 s', errors: ['request_timeout'] },
+  414: { description: 'a request target longer than 8,192 bytes', errors: ['uri_too_long'] },
+  417: { description: 'an Expect header other than 100-continue', errors: ['expectation_failed'] },
+  431: { description: 'request headers over 16 KiB', errors: ['headers_too_large'] },
+  500: { description: 'a defect (an unexpected exception), logged as "request failed"', errors: ['internal'] },
+};
+
+const wwwAuthenticate = z.string().meta({ description: 'Bearer realm="poolscope", with error="invalid_token" for a token that matches none (RFC 6750 §3)' });
+
+/** What a route's access adds to its statuses. */
+const BY_ACCESS: Record<Access, Record<number, ApiResponse>> = {
+  write: {
+    401: {
+      description: 'with --auth-token-file: no Authorization header, another scheme than Bearer, or a token that matches none',
+      errors: ['unauthorized'],
+      headers: { 'WWW-Authenticate': wwwAuthenticate },
+    },
+    403: {
+      description: 'a read token, which cannot write (insufficient_scope, WWW-Authenticate error="insufficient_scope"); or a scoped write token or client certificate whose scopes do not cover the pool (forbidden)',
+      errors: ['insufficient_scope', 'forbidden'],
+      headers: { 'WWW-Authenticate': wwwAuthenticate },
+    },
+  },
+  read: {
+    401: {
+      description: 'with --read-token-file: no Authorization header, another scheme than Bearer, or a token that is neither a read nor a write token',
+      errors: ['unauthorized'],
+      headers: { 'WWW-Authenticate': wwwAuthenticate },
+    },
+  },
+  probe: {},
+};
+
+/**
+ * Who may call an operation: one of these requirement sets. The guards are switched on by configuration
+ * (docs/contract.md §8), so each set without a token stands for a replica run without that token file,
+ * and each is also listed with a client certificate for a replica run with --tls-client-ca-path.
+ */
+const SECURITY: Record<Access, Record<string, string[]>[]> = {
+  write: withMutualTls([{ writeToken: [] }, {}]),
+  read: withMutualTls([{ readToken: [] }, { writeToken: [] }, {}]),
+  probe: withMutualTls([{}]),
+};
+
+function withMutualTls(sets: Record<string, string[]>[]): Record<string, string[]>[] {
+  return [...sets, ...sets.map((set) => ({ ...set, mutualTLS: [] }))];
+}
+
+const SECURITY_SCHEMES = {
+  writeToken: {
+    type: 'http' as const,
+    scheme: 'bearer',
+    description: 'A token of --auth-token-file: writes (POST /pools), and reads too. Without that flag writes are open.',
+  },
+  readToken: {
+    type: 'http' as const,
+    scheme: 'bearer',
+    description: 'A token of --read-token-file: every route but POST /pools and the probes. Without that flag reads are open.',
+  },
+};
+
+/** OpenAPI 3.1's own scheme, which zod-openapi's types (written for 3.0 too) do not name. */
+const MUTUAL_TLS = {
+  type: 'mutualTLS',
+  description: 'With --tls-client-ca-path every connection presents a client certificate signed by that CA, the probes included.',
+};
+
+export function openApiDocument(options: OpenApiOptions): Record<string, unknown> {
+  const paths: ZodOpenApiPathsObject = {};
+  for (const op of options.operations) {
+    const item = (paths[op.path] ??= {});
+    item[op.method] = operationObject(op, false);
+    if (op.method === 'get') item.head = operationObject(op, true);
   }
-  return all;
+  const document = createDocument(
+    {
+      openapi: '3.1.0',
+      info: {
+        title: 'poolscope',
+        version: options.version,
+        description:
+          'Global pool discovery for model-serving pools. PoolRelays heartbeat registrations (POST /pools); routers read the listed pools (GET /pools, GET /pools/watch). Generated from the zod schemas the service validates with; see docs/contract.md in the repository.',
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+      },
+      servers: [{ url: '/', description: 'the replica that served this document' }],
+      paths,
+      components: { schemas: COMPONENTS, securitySchemes: SECURITY_SCHEMES },
+    },
+    { override: requestDefaultsOptional },
+  );
+  document.components!.securitySchemes!.mutualTLS = MUTUAL_TLS as never;
+  return oneNamePerSchema(document as unknown as Record<string, unknown>);
 }
 
-const sse = (description: string) => text('text/event-stream', description);
+/**
+ * A component is rendered for requests and for replies when the two differ (zod writes
+ * additionalProperties: false only for what it outputs), `X` and `XOutput`; a schema only ever answered
+ * with keeps its own name, and a rendering nothing refers to is left out.
+ */
+function oneNamePerSchema(document: Record<string, unknown>): Record<string, unknown> {
+  const schemas = (document.components as { schemas: Record<string, unknown> }).schemas;
+  let text = JSON.stringify(document);
+  const uses = (name: string) => text.split(`"#/components/schemas/${name}"`).length - 1;
+  for (const name of Object.keys(schemas)) {
+    if (name.endsWith('Output') || uses(name) > 0) continue;
+    const output = `${name}Output`;
+    if (!(output in schemas)) continue;
+    text = text.replaceAll(`"#/components/schemas/${output}"`, `"#/components/schemas/${name}"`);
+    const parsed = JSON.parse(text) as { components: { schemas: Record<string, unknown> } };
+    parsed.components.schemas[name] = parsed.components.schemas[output];
+    delete parsed.components.schemas[output];
+    text = JSON.stringify(parsed);
+  }
+  return JSON.parse(text) as Record<string, unknown>;
+}
 
-export function openApiDocument(options: OpenApiOptions): JsonObject {
-  const poolPath = ['cluster_id', 'namespace', 'name'].map((name) => ({
-    name,
-    in: 'path',
-    required: true,
-    schema: { type: 'string' },
-  }));
+/**
+ * A field with a default is optional in a request: its `default` would make generators (openapi-typescript's
+ * defaultNonNullable) require it, so in request schemas the default is said in words instead.
+ */
+function requestDefaultsOptional(context: { jsonSchema: Record<string, unknown>; io: 'input' | 'output' }): void {
+  const { jsonSchema, io } = context;
+  if (io !== 'input' || !('default' in jsonSchema)) return;
+  const said = `Default: ${JSON.stringify(jsonSchema.default)}.`;
+  jsonSchema.description = typeof jsonSchema.description === 'string' ? `${jsonSchema.description} ${said}` : said;
+  delete jsonSchema.default;
+}
+
+function operationObject(op: ApiOperation, head: boolean): ZodOpenApiOperationObject {
+  const responses: Record<string, ZodOpenApiResponseObject> = {};
+  const all = { ...EVERY_ROUTE, ...BY_ACCESS[op.access], ...op.responses };
+  for (const status of Object.keys(all).sort()) {
+    responses[status] = responseObject(all[Number(status)]!, head);
+  }
   return {
-    openapi: '3.1.0',
-    info: {
-      title: 'poolscope',
-      version: options.version,
-      description:
-        'Global pool discovery for model-serving pools. PoolRelays heartbeat registrations; routers read the listed pools. See docs/contract.md in the repository.',
-    },
-    components: {
-      schemas: componentSchemas(),
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'POST /pools with --auth-token-file; every other route but /healthz and /readyz with --read-token-file (a write token reads too); else none' } },
-    },
-    paths: {
-      '/pools': {
-        post: {
-          operationId: 'heartbeat',
-          summary: "A PoolRelay's heartbeat: renew (or create) the pool's lease",
-          security: [{}, { bearer: [] }],
-          requestBody: { required: true, content: { 'application/json': { schema: ref('RegistrationInput') } } },
-          responses: {
-            '200': json(ref('HeartbeatReply'), 'the lease was renewed'),
-            '400': error('malformed JSON (invalid_json) or an invalid or unknown field (field: the dotted path)'),
-            '401': error('no valid bearer token, when tokens are configured'),
-            '413': error('body larger than 64 KiB'),
-            '415': error('content type other than JSON'),
-            '503': error('the store cannot be reached within its command timeout'),
+    operationId: head ? `${op.operationId}Head` : op.operationId,
+    summary: head ? `${op.summary} (headers only)` : op.summary,
+    ...(op.description === undefined ? {} : { description: op.description }),
+    security: SECURITY[op.access],
+    ...(op.query || op.headers || op.params
+      ? { requestParams: { ...(op.query && { query: op.query }), ...(op.headers && { header: op.headers }), ...(op.params && { path: op.params }) } }
+      : {}),
+    ...(op.body === undefined
+      ? {}
+      : {
+          requestBody: {
+            required: true,
+            ...(op.body.description === undefined ? {} : { description: op.body.description }),
+            content: Object.fromEntries(op.body.contentTypes.map((type) => [type, { schema: bodySchema(op.body!.schema, type) }])),
           },
-        },
-        get: {
-          operationId: 'listPools',
-          summary: 'The listed pools (live and frontendless)',
-          parameters: [
-            { name: 'model', in: 'query', required: false, schema: { type: 'string' } },
-            { name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'The ETag of the list held (a list of tags, or *): 304 while it is current' },
-            { name: 'Accept-Encoding', in: 'header', required: false, schema: { type: 'string' }, description: 'gzip and br are offered (q-values honoured, q=0 refuses); identity otherwise' },
-          ],
-          responses: {
-            '200': {
-              ...json(ref('PoolList'), 'complete: false means pools may be missing (keep the ones you know)'),
-              headers: {
-                ETag: { description: 'Strong; changes with the revision, the filter, the completeness and the content coding', schema: { type: 'string' } },
-                'Content-Encoding': { description: 'gzip or br when the request accepts one', schema: { enum: ['gzip', 'br'] } },
-                Vary: { schema: { const: 'Accept-Encoding' } },
-              },
-            },
-            '304': {
-              description: 'If-None-Match holds the current ETag: the list held is still the list; no body',
-              headers: { ETag: { description: 'The current tag', schema: { type: 'string' } } },
-            },
-          },
-        },
-      },
-      '/pools/watch': {
-        get: {
-          operationId: 'watchPools',
-          summary: 'The listed pools as Server-Sent Events',
-          description:
-            'event: resync (data: PoolList), then upsert (WatchUpsert) and delete (WatchDelete) per change, and a new resync when completeness changes, a region’s entry turns complete, incomplete or dropped, or a source relists; id: the revision; a comment line at least every 15 s. With a Last-Event-ID within the replica’s replay window (at least its last 10,000 changes), the stream resumes: a comment line, then the events after that revision, no resync.',
-          parameters: [{ name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' }, description: 'The revision of the last event received from this replica' }],
-          responses: {
-            '200': sse('resync, upsert, delete'),
-            '503': error('--max-watchers streams are open (too_many_watchers); Retry-After says when to try again'),
-          },
-        },
-      },
-      '/healthz': {
-        get: {
-          operationId: 'health',
-          summary: 'The process serves and can read its store',
-          responses: {
-            '200': json({ type: 'object', properties: { status: { const: 'ok' } }, required: ['status'] }, 'serving'),
-            '503': error('the store cannot be read (store_unavailable), or a source’s loop failed and is restarting (source_down)'),
-          },
-        },
-      },
-      '/readyz': {
-        get: {
-          operationId: 'ready',
-          summary: 'Every source has been read in full once',
-          responses: {
-            '200': json({ type: 'object', properties: { status: { const: 'ready' } }, required: ['status'] }, 'ready'),
-            '503': error('a source has not been read in full yet (not_ready)'),
-          },
-        },
-      },
-      '/metrics': {
-        get: {
-          operationId: 'metrics',
-          summary: 'Prometheus metrics (text exposition format)',
-          responses: { '200': text('text/plain; version=0.0.4; charset=utf-8', 'poolscope_* and process metrics') },
-        },
-      },
-      '/debug': {
-        get: {
-          operationId: 'debugPage',
-          summary: "A page that draws each pool's state machine, its current state and its history, live",
-          responses: { '200': text('text/html', 'the page (self-hosted: it loads nothing from any other origin)') },
-        },
-      },
-      '/debug/machine': {
-        get: {
-          operationId: 'debugMachine',
-          summary: 'The pool state chart as data, read from the machine definition',
-          responses: { '200': json(ref('MachineGraph'), 'states and transitions') },
-        },
-      },
-      '/debug/pools': {
-        get: {
-          operationId: 'debugPools',
-          summary: "Every pool's state, context and recent transitions, unregistered ones too",
-          responses: { '200': json(ref('DebugPoolList'), 'every pool this replica holds') },
-        },
-      },
-      '/debug/pools/watch': {
-        get: {
-          operationId: 'debugWatch',
-          summary: 'What /debug follows, as Server-Sent Events',
-          description:
-            'event: snapshot (completeness, pools: DebugPoolSummary[], selected: DebugPoolDetail | null, regions: RegionStatus[] | null, overview), then pools ({upserted, removed}), pool ({pool: DebugPoolDetail | null}) for the selected pool, completeness ({complete, reasons}), regions (each region\'s status, with regions configured) and overview (pool counts by region × state and by model) when they change.',
-          parameters: [{ name: 'pool', in: 'query', required: false, schema: { type: 'string' }, description: 'the pool whose detail is sent' }],
-          responses: { '200': sse('snapshot, pools, pool, completeness, regions, overview') },
-        },
-      },
-      '/debug/pools/{key}': {
-        get: {
-          operationId: 'debugPoolByKey',
-          summary: 'One pool in full, with the causes of its transitions',
-          parameters: [
-            { name: 'key', in: 'path', required: true, schema: { type: 'string' }, description: 'cluster_id/namespace/name, URL-encoded' },
-          ],
-          responses: { '200': json(ref('DebugPoolDetail'), 'the pool'), '404': error('no such pool on this replica') },
-        },
-      },
-      '/debug/pools/{cluster_id}/{namespace}/{name}': {
-        get: {
-          operationId: 'debugPool',
-          summary: 'One pool',
-          parameters: poolPath,
-          responses: { '200': json(ref('DebugPool'), 'the pool'), '404': error('no such pool on this replica') },
-        },
-      },
-      '/openapi.json': {
-        get: {
-          operationId: 'openApi',
-          summary: 'This description',
-          responses: { '200': json({ type: 'object' }, 'OpenAPI 3.1') },
-        },
-      },
-    },
+        }),
+    responses,
   };
+}
+
+/**
+ * A JSON body, or the same JSON under a form type (`curl -d` labels every body so; the bytes are still
+ * JSON and parsed strictly as JSON): then the document says the body is a string holding that JSON, so no
+ * generator encodes it as a form.
+ */
+function bodySchema(schema: z.ZodType, contentType: string): z.ZodType {
+  if (contentType === 'application/json') return schema;
+  return z.string().meta({
+    description: 'The same JSON as the application/json body, sent under this content type.',
+    contentMediaType: 'application/json',
+  });
+}
+
+function responseObject(response: ApiResponse, head: boolean): ZodOpenApiResponseObject {
+  const content: NonNullable<ZodOpenApiResponseObject['content']> = {};
+  if (!head) {
+    if (response.json) content['application/json'] = { schema: response.json };
+    if (response.errors) content['application/json'] = { schema: errorBodySchema };
+    if (response.body) content[response.body.contentType] = { schema: response.body.schema };
+    if (response.events) content['text/event-stream'] = { schema: eventStreamSchema(response.events) };
+  }
+  const description = response.errors ? `${response.description} (${codes(response.errors)})` : response.description;
+  return {
+    description,
+    ...(response.headers ? { headers: z.object(response.headers) } : {}),
+    ...(Object.keys(content).length > 0 ? { content } : {}),
+  };
+}
+
+const codes = (list: readonly ErrorCode[]) => `code: ${list.join(' or ')}`;
+
+/**
+ * An event stream, described the way OpenAPI 3.2 describes one item of it (`event`, `id`, `data`,
+ * `retry`), one schema per event name: `data` is shown parsed (the stream carries it as one line of JSON).
+ */
+function eventStreamSchema(events: Record<string, z.ZodType>): z.ZodType {
+  const items = Object.entries(events).map(([name, data]) =>
+    z
+      .object({
+        event: z.literal(name),
+        id: z.string().optional().meta({ description: 'the revision after this event (resume with Last-Event-ID)' }),
+        retry: z.int().optional().meta({ description: 'the reconnection delay, ms' }),
+        data,
+      })
+      .meta({ title: name }),
+  );
+  const [first, ...rest] = items;
+  return (rest.length === 0 ? first! : z.union([first!, ...rest])).meta({
+    description: 'One event of the stream: `event:` names it, `data:` is one line of JSON, `id:` the revision where there is one.',
+  });
 }

@@ -1,12 +1,26 @@
 // GET /openapi.json: the description, built on first request and then served as built.
 import { readFileSync } from 'node:fs';
 import { Hono } from 'hono';
+import { z } from 'zod';
+import type { ApiOperation } from '../contract/index.js';
 import { openApiDocument } from './document.js';
 
-export function openApiRoutes(options: { version?: string } = {}): Hono {
+export const openApiOperations: ApiOperation[] = [
+  {
+    method: 'get',
+    path: '/openapi.json',
+    operationId: 'openApi',
+    summary: 'This document (OpenAPI 3.1), generated from the schemas the service validates with',
+    access: 'read',
+    responses: { 200: { description: 'the document', json: z.record(z.string(), z.unknown()) } },
+  },
+];
+
+/** GET /openapi.json, describing `operations`: every route the app serves (its own included). */
+export function openApiRoutes(options: { operations: readonly ApiOperation[]; version?: string }): Hono {
   let body: string | undefined;
   return new Hono().get('/openapi.json', (c) => {
-    body ??= JSON.stringify(openApiDocument({ version: options.version ?? packageVersion() }));
+    body ??= JSON.stringify(openApiDocument({ version: options.version ?? packageVersion(), operations: options.operations }));
     return c.body(body, 200, { 'content-type': 'application/json' });
   });
 }

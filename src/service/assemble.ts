@@ -5,7 +5,9 @@ import type { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { Observability, type ObservabilityOptions } from './observability.js';
 import { createApp, type AppDeps } from '../http/app.js';
+import type { RouterRegistration } from '../contract/index.js';
 import { Join, type JoinOptions } from '../join/join.js';
+import { RouterJoin, type KnownRouter, type RouterJoinRegions } from '../join/router-join.js';
 import type { SliceSource } from '../kube/types.js';
 import type { RegistrationStore } from '../store/types.js';
 
@@ -15,8 +17,16 @@ export interface AssembleOptions {
   slices?: SliceSource;
   logger: Logger;
   /** Everything the join takes besides what is assembled here (the followed regions' stores included). */
-  join: Omit<JoinOptions, 'store' | 'slices' | 'logger' | 'onWarning' | 'inspect' | 'onRegionDropped' | 'onSliceLoopRestart'>;
+  join: Omit<JoinOptions, 'store' | 'slices' | 'logger' | 'onWarning' | 'inspect' | 'onRegionDropped' | 'onStoreOutage' | 'onSliceLoopRestart'>;
   heartbeatIntervalMs: number;
+  /** Router leases (the home store and the followed regions') and the static routers (docs/contract.md §10). */
+  routers: {
+    store: RegistrationStore<RouterRegistration>;
+    regions?: RouterJoinRegions;
+    staticRouters?: readonly KnownRouter[];
+    /** Routers come from the Global Router Service's slices too (mcs/karmada). */
+    mcs?: boolean;
+  };
   /** Write and read tokens (docs/contract.md §8); none: every route is open. */
   auth?: AppDeps['auth'];
   /** SSE keep-alive period (default 15 s). */
@@ -31,6 +41,9 @@ export interface AssembleOptions {
 export interface AssembledService {
   app: Hono;
   join: Join;
+  /** The routers' join: their leases, static and MCS routers, and the listed view. */
+  routers: RouterJoin;
+  routerStore: RegistrationStore<RouterRegistration>;
   store: RegistrationStore;
   observability: Observability;
   /** Start following the store and the sources. */
@@ -52,10 +65,26 @@ export function assembleService(options: AssembleOptions): AssembledService {
     ...observability.joinHooks,
   });
   observability.attach(join);
+  const { join: joinOptions } = options;
+  const routers = new RouterJoin({
+    leaseMs: joinOptions.leaseMs,
+    store: options.routers.store,
+    regions: options.routers.regions,
+    staticRouters: options.routers.staticRouters,
+    mcs: options.routers.mcs,
+    logger: options.logger,
+    now: joinOptions.now,
+    sweepIntervalMs: joinOptions.sweepIntervalMs,
+    dueGraceMs: joinOptions.dueGraceMs,
+    storeBackoff: joinOptions.storeBackoff,
+  });
+  observability.metrics.observeRouters(routers);
+  join.followRouters({ routers: (list) => routers.setMcsRouters(list), status: (synced, reason) => routers.setMcsStatus(synced, reason) });
   const shutdown = new AbortController();
   const app = createApp({
     join,
     store,
+    routers: { join: routers, store: options.routers.store },
     logger: options.logger,
     leaseMs: options.join.leaseMs,
     heartbeatIntervalMs: options.heartbeatIntervalMs,
@@ -68,15 +97,25 @@ export function assembleService(options: AssembleOptions): AssembledService {
   return {
     app,
     join,
+    routers,
+    routerStore: options.routers.store,
     store,
     observability,
-    start: () => join.start(),
+    start: () => {
+      join.start();
+      routers.start();
+    },
     endStreams: () => shutdown.abort(),
     async stop() {
       shutdown.abort();
-      await join.stop();
+      await Promise.all([join.stop(), routers.stop()]);
       observability.stop();
-      await Promise.all([store.close(), ...(options.join.regions?.followed ?? []).map((r) => r.store.close())]);
+      await Promise.all([
+        store.close(),
+        options.routers.store.close(),
+        ...(options.join.regions?.followed ?? []).map((r) => r.store.close()),
+        ...(options.routers.regions?.followed ?? []).map((r) => r.store.close()),
+      ]);
     },
   };
 }

@@ -1,5 +1,6 @@
 // The service's configuration: what `poolscope serve` flags (docs/contract.md §6) parse into, and what the
 // composition root builds the service from.
+import type { LevelWithSilent } from 'pino';
 import type { PoolDiscovery } from '../contract/index.js';
 
 export type RegistrationStorage = 'memory' | 'redis';
@@ -28,6 +29,8 @@ export interface ServeConfig {
   readTokenFile: string | undefined;
   /** `--tls-client-ca-path`: every connection must present a client certificate signed by this CA. */
   tlsClientCaPath: string | undefined;
+  /** `--tls-client-scopes-file`: what each client certificate may write (docs/contract.md §8); needs `tlsClientCaPath`. */
+  tlsClientScopesFile: string | undefined;
   /** `--max-connections`: connections open at once; beyond it a new one is closed at once (docs/contract.md §8). */
   maxConnections: number;
   /** `--max-watchers`: GET /pools/watch streams open at once; beyond it 503 too_many_watchers. */
@@ -40,6 +43,14 @@ export interface ServeConfig {
   regions: RegionConfig[];
   /** `--region-hold-secs` in ms, 4 × the lease unless given; undefined without regions. */
   regionHoldMs: number | undefined;
+  /** `--router id=url`, repeatable: routers always listed, without a lease (docs/contract.md §10). */
+  staticRouters: { id: string; url: string }[];
+  /** mcs/karmada only: the imported Global Router Service whose Ready endpoints are routers. */
+  routerServiceName: string;
+  /** mcs/karmada only: the TCP port of that Service's slices that routers listen on. */
+  routerPortName: string;
+  /** `--log-level` (POOLSCOPE_LOG_LEVEL): the level of the logger `poolscope serve` hands the service. */
+  logLevel: LevelWithSilent;
 }
 
 /** One region of the regions file (docs/contract.md §7), its defaults filled in. */
@@ -68,10 +79,15 @@ export const DEFAULT_CONFIG: ServeConfig = {
   authTokenFile: undefined,
   readTokenFile: undefined,
   tlsClientCaPath: undefined,
+  tlsClientScopesFile: undefined,
   maxConnections: 10_000,
   maxWatchers: 10_000,
   watchMaxBacklogBytes: 4 * 1024 * 1024,
   region: undefined,
   regions: [],
   regionHoldMs: undefined,
+  staticRouters: [],
+  routerServiceName: 'global-router',
+  routerPortName: 'relay',
+  logLevel: 'info',
 };

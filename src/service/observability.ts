@@ -44,11 +44,12 @@ export class Observability {
   }
 
   /** Options for the Join: warnings, region drops and EndpointSlice loop restarts counted, every pool's step inspected. */
-  get joinHooks(): Pick<JoinOptions, 'onWarning' | 'inspect' | 'onRegionDropped' | 'onSliceLoopRestart'> {
+  get joinHooks(): Pick<JoinOptions, 'onWarning' | 'inspect' | 'onRegionDropped' | 'onStoreOutage' | 'onSliceLoopRestart'> {
     return {
       onWarning: this.metrics.countWarning,
       inspect: this.inspector.inspect,
       onRegionDropped: this.metrics.countRegionDrop,
+      onStoreOutage: this.metrics.countStoreOutage,
       onSliceLoopRestart: this.metrics.countKubeLoopRestart,
     };
   }

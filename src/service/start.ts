@@ -5,17 +5,24 @@ import type { Logger } from 'pino';
 import { listen, type RunningServer } from '../http/server.js';
 import type { Join } from '../join/join.js';
 import type { SliceSource } from '../kube/types.js';
+import type { RouterRegistration } from '../contract/index.js';
 import type { RegistrationStore } from '../store/types.js';
 import { assembleService, type AssembledService, type AssembleOptions } from './assemble.js';
 import { openAuthTokens, type FixedTokens } from './auth-tokens.js';
 import type { ServeConfig } from './config.js';
 import { Observability } from './observability.js';
-import { createFollowedRegionsFor, createSliceSourceFor, createStoreFor } from './sources.js';
+import { refuseSharedRegionStores } from './region-stores.js';
+import { createFollowedRegionsFor, createFollowedRouterRegionsFor, createRouterStoreFor, createSliceSourceFor, createStoreFor } from './sources.js';
+import { listenError, StartupError } from './startup-error.js';
+
+export { StartupError };
 
 /** What a caller may hold instead of what the configuration names (tests), and knobs `serve` has no flag for. */
 export interface ServiceParts extends FixedTokens {
   /** Default: the store the configuration names. */
   store?: RegistrationStore;
+  /** Default: the router leases' store the configuration names (the pools' Redis, or memory). */
+  routerStore?: RegistrationStore<RouterRegistration>;
   /** Default: the kubeconfig EndpointSlice source of mcs/karmada modes. */
   slices?: SliceSource;
   /** More join options (the followed regions, sweep interval, backoff, clocks). */
@@ -62,6 +69,8 @@ async function assembleFromConfig(
   auth: AssembleOptions['auth'],
 ): Promise<AssembledService> {
   const observability = parts.observability ?? new Observability();
+  // One store per region, judged by what the URLs resolve to (the file's check compares them as written).
+  if (config.regions.length > 0) await refuseSharedRegionStores(config.regions);
   // The slice source first: it fails fast (no kubeconfig) before any connection to the store is opened.
   const slices = parts.slices ?? (await createSliceSourceFor(config, logger, observability.metrics.countWarning));
   return assembleService({
@@ -70,7 +79,7 @@ async function assembleFromConfig(
     logger,
     observability,
     join: {
-      regions: createFollowedRegionsFor(config, logger),
+      regions: await createFollowedRegionsFor(config, logger),
       poolDiscovery: config.poolDiscovery,
       leaseMs: config.leaseMs,
       frontendServiceSuffix: config.frontendServiceSuffix,
@@ -78,6 +87,12 @@ async function assembleFromConfig(
       ...parts.join,
     },
     heartbeatIntervalMs: config.heartbeatIntervalMs,
+    routers: {
+      store: parts.routerStore ?? (await createRouterStoreFor(config, logger)),
+      regions: await createFollowedRouterRegionsFor(config, logger),
+      staticRouters: config.staticRouters,
+      mcs: config.poolDiscovery !== 'registrations',
+    },
     watchLimits: { maxWatchers: config.maxWatchers, maxBacklogBytes: config.watchMaxBacklogBytes },
     auth,
     keepAliveMs: parts.keepAliveMs,
@@ -93,7 +108,14 @@ export interface ServeHandle {
   stop(): Promise<void>;
 }
 
-/** Start the service (used by `poolscope serve` and by tests and benchmarks that want it in-process). */
+function firstLine(error: unknown): string {
+  return String(error instanceof Error ? error.message : error).split('\n')[0]!;
+}
+
+/**
+ * Start the service (used by `poolscope serve` and by tests and benchmarks that want it in-process).
+ * @throws StartupError for a failure the operator fixes (a port in use, no Kubernetes API in MCS modes).
+ */
 export async function startServe(config: ServeConfig, logger: Logger): Promise<ServeHandle> {
   const service = await buildService(config, logger);
   const { join } = service;
@@ -114,7 +136,10 @@ export async function startServe(config: ServeConfig, logger: Logger): Promise<S
     });
   } catch (error) {
     await service.stop();
-    throw error;
+    const address = config.listen.host.includes(':') ? `[${config.listen.host}]:${config.listen.port}` : `${config.listen.host}:${config.listen.port}`;
+    // TLS material is checked with the flags; one that changed since fails here, in OpenSSL's words.
+    const tls = (error as NodeJS.ErrnoException).code?.startsWith('ERR_OSSL') ? new StartupError('--tls-key-path', firstLine(error), { cause: error }) : undefined;
+    throw listenError(error, address) ?? tls ?? error;
   }
   logger.info(
     {

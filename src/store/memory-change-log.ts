@@ -1,11 +1,12 @@
 // The memory store's change log: a capped, in-order list of lease events that watchers follow without
 // polling (each append wakes them). Positions are decimal sequence numbers: "0" is before the first
 // event, event n has position "n".
+import type { Registration } from '../contract/index.js';
 import type { LeaseEvent } from './types.js';
 import { PositionLostError } from './types.js';
 
 /** A lease event before the log gave it a position. */
-export type UnpositionedEvent = DistributiveOmit<LeaseEvent, 'position'>;
+export type UnpositionedEvent<R = Registration> = DistributiveOmit<LeaseEvent<R>, 'position'>;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 export interface MemoryChangeLogOptions {
@@ -15,9 +16,9 @@ export interface MemoryChangeLogOptions {
 
 const POSITION = /^(0|[1-9][0-9]{0,15})$/;
 
-export class MemoryChangeLog {
+export class MemoryChangeLog<R = Registration> {
   /** entries[i] has sequence number firstSeq + i. */
-  private entries: LeaseEvent[] = [];
+  private entries: LeaseEvent<R>[] = [];
   private firstSeq = 1;
   private lastSeq = 0;
   private readonly wakeups = new Set<() => void>();
@@ -39,9 +40,9 @@ export class MemoryChangeLog {
     return String(this.lastSeq);
   }
 
-  append(event: UnpositionedEvent): void {
+  append(event: UnpositionedEvent<R>): void {
     this.lastSeq += 1;
-    this.entries.push({ ...event, position: String(this.lastSeq) } as LeaseEvent);
+    this.entries.push({ ...event, position: String(this.lastSeq) } as LeaseEvent<R>);
     if (this.entries.length > this.cap + this.slack) {
       const drop = this.entries.length - this.cap;
       this.entries.splice(0, drop);
@@ -51,7 +52,7 @@ export class MemoryChangeLog {
   }
 
   /** The events after `position`, in order, until `signal` aborts or the log is closed. */
-  async *follow(position: string, signal: AbortSignal): AsyncGenerator<LeaseEvent, void, undefined> {
+  async *follow(position: string, signal: AbortSignal): AsyncGenerator<LeaseEvent<R>, void, undefined> {
     let cursor = this.parse(position);
     for (;;) {
       if (signal.aborted || this.closed) return;
@@ -60,7 +61,7 @@ export class MemoryChangeLog {
       if (cursor < this.lastSeq) {
         cursor += 1;
         // A copy per delivery: one consumer mutating an event must not change what others see.
-        yield structuredClone(this.entries[cursor - this.firstSeq] as LeaseEvent);
+        yield structuredClone(this.entries[cursor - this.firstSeq] as LeaseEvent<R>);
         continue;
       }
       await this.nextAppend(signal);

@@ -1,7 +1,7 @@
 // The in-process RegistrationStore, for one replica (the embedded default). It forgets every lease on
 // restart, which is why the service reports `complete: false` for one lease after start.
 import { randomUUID } from 'node:crypto';
-import { poolKey, type PoolKey, type Registration } from '../contract/index.js';
+import { poolKey, type PoolKey, type Registration, type RouterRegistration } from '../contract/index.js';
 import { canonicalJson } from './canonical-json.js';
 import { MemoryChangeLog } from './memory-change-log.js';
 import type { DueLapse, HeartbeatResult, LeaseEvent, LeaseRecord, RegistrationStore, StoreSnapshot, SweepResult } from './types.js';
@@ -17,39 +17,49 @@ export interface MemoryStoreOptions {
   changeLogCap?: number;
 }
 
-interface HeldLease {
-  record: LeaseRecord;
+interface HeldLease<R> {
+  record: LeaseRecord<R>;
   /** canonicalJson(registration): a renewal that changes nothing logs nothing. */
   content: string;
 }
 
 export function createMemoryStore(options: MemoryStoreOptions): RegistrationStore {
-  return new MemoryStore(options);
+  return new MemoryStore<Registration>(options, poolKey);
 }
 
-const monotonicNow = () => performance.timeOrigin + performance.now();
+/** The router leases of one replica (docs/contract.md §10), keyed by the router's id. */
+export function createMemoryRouterStore(options: MemoryStoreOptions): RegistrationStore<RouterRegistration> {
+  return new MemoryStore<RouterRegistration>(options, (router) => router.id);
+}
 
-class MemoryStore implements RegistrationStore {
+// Whole milliseconds, as Redis's TIME gives them: every deadline and time a store reports is an integer
+// (docs/contract.md §5: `/debug/pools` shows `lease_deadline_ms` in whole ms). Still monotonic.
+const monotonicNow = () => Math.floor(performance.timeOrigin + performance.now());
+
+class MemoryStore<R> implements RegistrationStore<R> {
   readonly kind = 'memory' as const;
   readonly forgetsOnRestart = true;
-  private readonly leases = new Map<PoolKey, HeldLease>();
-  private readonly log: MemoryChangeLog;
+  private readonly leases = new Map<PoolKey, HeldLease<R>>();
+  private readonly log: MemoryChangeLog<R>;
   private readonly leaseMs: number;
   private readonly now: () => number;
   private closed = false;
   /** One per instance: the memory store's data lives as long as the process. */
   private readonly epoch = randomUUID();
 
-  constructor(options: MemoryStoreOptions) {
+  constructor(
+    options: MemoryStoreOptions,
+    private readonly keyOf: (registration: R) => string,
+  ) {
     if (!(options.leaseMs > 0)) throw new RangeError(`leaseMs must be positive, got ${options.leaseMs}`);
     this.leaseMs = options.leaseMs;
     this.now = options.now ?? monotonicNow;
-    this.log = new MemoryChangeLog({ cap: options.changeLogCap ?? DEFAULT_CHANGE_LOG_CAP });
+    this.log = new MemoryChangeLog<R>({ cap: options.changeLogCap ?? DEFAULT_CHANGE_LOG_CAP });
   }
 
-  async heartbeat(registration: Registration, canonical?: string): Promise<HeartbeatResult> {
+  async heartbeat(registration: R, canonical?: string, knownVersion = 0): Promise<HeartbeatResult> {
     this.assertOpen();
-    const key = poolKey(registration);
+    const key = this.keyOf(registration);
     const nowMs = this.now();
     const content = canonical ?? canonicalJson(registration);
     let held = this.leases.get(key);
@@ -61,13 +71,13 @@ class MemoryStore implements RegistrationStore {
     // The record this heartbeat merely renews, if its content is unchanged.
     const renewed = held !== undefined && held.content === content ? held.record : undefined;
     const changed = renewed === undefined;
-    const record: LeaseRecord = {
+    const record: LeaseRecord<R> = {
       key,
-      registration: renewed ? renewed.registration : (JSON.parse(content) as Registration),
+      registration: renewed ? renewed.registration : (JSON.parse(content) as R),
       renewedAtMs: nowMs,
       leaseMs: this.leaseMs,
       deadlineMs: nowMs + this.leaseMs,
-      version: renewed ? renewed.version : (held?.record.version ?? 0) + 1,
+      version: renewed ? renewed.version : Math.max(held?.record.version ?? 0, knownVersion) + 1,
       changedAtMs: renewed ? renewed.changedAtMs : nowMs,
     };
     this.leases.set(key, { record, content });
@@ -75,7 +85,7 @@ class MemoryStore implements RegistrationStore {
     return { key, leaseMs: this.leaseMs, changed };
   }
 
-  async snapshot(): Promise<StoreSnapshot> {
+  async snapshot(): Promise<StoreSnapshot<R>> {
     this.assertOpen();
     const nowMs = this.now();
     // A lease past its deadline is lapsed for every reader, swept or not (its lapse follows in the log).
@@ -85,7 +95,7 @@ class MemoryStore implements RegistrationStore {
     return { records, position: this.log.position, nowMs, epoch: this.epoch };
   }
 
-  watch(position: string, signal: AbortSignal): AsyncIterable<LeaseEvent> {
+  watch(position: string, signal: AbortSignal): AsyncIterable<LeaseEvent<R>> {
     return this.log.follow(position, signal);
   }
 
@@ -119,7 +129,7 @@ class MemoryStore implements RegistrationStore {
     this.log.close();
   }
 
-  private lapse(key: PoolKey, held: HeldLease): void {
+  private lapse(key: PoolKey, held: HeldLease<R>): void {
     this.leases.delete(key);
     // atMs is when the lease ran out, not when someone noticed.
     this.log.append({ type: 'lapse', key, atMs: held.record.deadlineMs });

@@ -3,32 +3,38 @@
 // its read-only half, all a replica needs to follow another region's store.
 import type { PoolKey, Registration } from '../contract/index.js';
 
-/** A live lease as the store holds it. Times are on the store's clock (Redis TIME), in ms. */
-export interface LeaseRecord {
+/**
+ * A live lease as the store holds it. `R` is what was registered: a pool's registration, or a router's
+ * (docs/contract.md §10: router leases live in the same store, under keys of their own).
+ */
+export interface LeaseRecord<R = Registration> {
   key: PoolKey;
-  registration: Registration;
+  registration: R;
   renewedAtMs: number;
   leaseMs: number;
   /** renewedAtMs + leaseMs */
   deadlineMs: number;
-  /** Grows by one each time the registration's content changes (not on a plain renewal). */
+  /**
+   * Grows with each change of the registration's content (not on a plain renewal): by one, or to one above
+   * the highest version its writer knew in other regions (RegistrationStore.heartbeat's `knownVersion`).
+   */
   version: number;
   /**
    * When the registration's content last changed (the lease began, or its content changed), on the store's
-   * clock; a plain renewal leaves it. Of the same pool leased in several regions, the latest content
-   * change is shown (docs/contract.md §7).
+   * clock; a plain renewal leaves it. Shown in /debug; never compared across regions (their clocks differ:
+   * `version` picks the registration shown, docs/contract.md §7).
    */
   changedAtMs: number;
 }
 
 /** One entry of the change log. `position` identifies it; watching from it yields what follows. */
-export type LeaseEvent =
-  | { type: 'upsert'; position: string; record: LeaseRecord }
+export type LeaseEvent<R = Registration> =
+  | { type: 'upsert'; position: string; record: LeaseRecord<R> }
   | { type: 'lapse'; position: string; key: PoolKey; atMs: number };
 
-export interface StoreSnapshot {
+export interface StoreSnapshot<R = Registration> {
   /** Every live lease. */
-  records: LeaseRecord[];
+  records: LeaseRecord<R>[];
   /** The change log position the snapshot is consistent with: watch(position) yields every later change. */
   position: string;
   /** The store's clock when the snapshot was read. */
@@ -40,6 +46,12 @@ export interface StoreSnapshot {
    */
   epoch: string;
 }
+
+/**
+ * The epoch a reader reports while the store has none written (StoreSnapshot.epoch): it names no data
+ * lifetime, so an epoch written after it is not a loss of data (see the Redis reader's snapshot).
+ */
+export const UNWRITTEN_EPOCH = 'unwritten';
 
 export interface HeartbeatResult {
   key: PoolKey;
@@ -59,7 +71,7 @@ export interface DueLapse {
  * What a replica needs to follow a store it never writes to: another region's Redis, possibly through a
  * read-only Redis replica of it (docs/design.md "Scale and regions"). Every method only reads.
  */
-export interface LeaseReader {
+export interface LeaseReader<R = Registration> {
   readonly kind: 'memory' | 'redis';
   /**
    * True for a store that forgets on restart: a replica that starts cannot know leases still being renewed,
@@ -71,14 +83,17 @@ export interface LeaseReader {
    * passed on the store's clock (`nowMs`), swept or not: its lapse may still follow in the log.
    * Throws StoreUnavailableError when the store cannot answer in time.
    */
-  snapshot(): Promise<StoreSnapshot>;
+  snapshot(): Promise<StoreSnapshot<R>>;
   /**
    * The changes after `position`, in order, until `signal` aborts (then it returns).
    * Throws PositionLostError when the log no longer reaches back to `position` (re-read a snapshot),
    * StoreUnavailableError when the store cannot be read (for Redis: within the command timeout plus at
-   * most 150 ms, the XREAD window, also on a path that holds every byte).
+   * most 150 ms, the XREAD window, also on a path that holds every byte). `epoch` is the snapshot's: a
+   * store whose epoch is no longer it (its data flushed or replaced under traffic) ends the watch with
+   * PositionLostError, and one whose log lost the position without being trimmed (a restore) with
+   * StoreReplacedError, so the caller reads a snapshot again.
    */
-  watch(position: string, signal: AbortSignal): AsyncIterable<LeaseEvent>;
+  watch(position: string, signal: AbortSignal, epoch?: string): AsyncIterable<LeaseEvent<R>>;
   /**
    * The leases whose deadline is at least `graceMs` (default 0) in the past on the store's own clock, soonest
    * first, read without lapsing them (nothing is logged or removed): a follower treats them as lapsed even
@@ -86,6 +101,11 @@ export interface LeaseReader {
    * due lease is returned (Redis reads them in pages of 10,000, one short script call each).
    */
   dueLapses(graceMs?: number): Promise<DueLapse[]>;
+  /**
+   * The renewal window of the store as this reader applies it (docs/contract.md §9): the last outage its
+   * writers recorded and whether its window is open. A store that has no outages (memory) has none.
+   */
+  renewalWindow?(): Promise<RenewalWindowStatus>;
   /**
    * Calls `listener` each time the store answers again after a failed command (a heartbeat or a sweep
    * counts), so a feed waiting out its backoff reads at once. Returns the unsubscribe function. A store
@@ -97,6 +117,28 @@ export interface LeaseReader {
   close(): Promise<void>;
 }
 
+/** An outage of the store that its writers lived through and recorded, on the store's clock (ms). */
+export interface StoreOutage {
+  startMs: number;
+  endMs: number;
+  /** The renewal window that follows it: leases due from its start until end + window lapse no sooner. */
+  windowMs: number;
+  /** Leases whose deadline falls within the outage or its window, when read. */
+  covered: number;
+}
+
+export interface RenewalWindowStatus {
+  /** The store's clock when read. */
+  nowMs: number;
+  /** The writers' latest stamp; undefined when none was ever written. */
+  stampMs: number | undefined;
+  lastOutage: StoreOutage | undefined;
+  /** The last outage's window has not run yet. */
+  open: boolean;
+  /** Some lease due now is held back (an open window, or a stale stamp of writers not known gone). */
+  holding: boolean;
+}
+
 /** Counters a store keeps (docs/operations.md "Metrics"). */
 export interface StoreStats {
   /** Attempts to open a connection again after one was lost or dropped as dead. */
@@ -106,13 +148,16 @@ export interface StoreStats {
 }
 
 /** The home region's store: a LeaseReader that also takes heartbeats and sweeps. */
-export interface RegistrationStore extends LeaseReader {
+export interface RegistrationStore<R = Registration> extends LeaseReader<R> {
   /**
    * Renew (or create) the pool's lease. `canonical` is canonicalJson(registration) when the caller already
    * wrote it (the heartbeat route does, as it validates); without it the store writes it. Throws
-   * StoreUnavailableError when the store cannot answer in time.
+   * StoreUnavailableError when the store cannot answer in time. `knownVersion` (default 0): the highest
+   * version of the pool's registration the caller knows in any region; a new lease or a content change
+   * takes a version above it and above the lease's own (docs/contract.md §7: versions order content
+   * changes across regions).
    */
-  heartbeat(registration: Registration, canonical?: string): Promise<HeartbeatResult>;
+  heartbeat(registration: R, canonical?: string, knownVersion?: number): Promise<HeartbeatResult>;
   /** Lapse every lease whose deadline passed on the store's clock; each lapse is logged once. */
   sweep(): Promise<SweepResult>;
 }
@@ -131,15 +176,40 @@ export interface SweepResult {
 }
 
 export class StoreUnavailableError extends Error {
-  override readonly name = 'StoreUnavailableError';
+  override readonly name: string = 'StoreUnavailableError';
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
   }
 }
 
+/**
+ * The store answered, but with data known to be stale (a read replica cut off from its master): it counts
+ * as a store that cannot be read, and nothing is lapsed from it (docs/contract.md §7).
+ */
+export class StaleDataError extends StoreUnavailableError {
+  override readonly name: string = 'StaleDataError';
+}
+
+/** `error`, or an error it was caused by, is a StaleDataError (a store wraps what its commands throw). */
+export function isStaleData(error: unknown): boolean {
+  for (let at = error, depth = 0; at instanceof Error && depth < 8; at = at.cause, depth += 1) {
+    if (at instanceof StaleDataError) return true;
+  }
+  return false;
+}
+
 export class PositionLostError extends Error {
-  override readonly name = 'PositionLostError';
+  override readonly name: string = 'PositionLostError';
   constructor(readonly position: string) {
     super(`the change log no longer reaches back to position ${position}`);
   }
+}
+
+/**
+ * The log lost entries a follower had read although it was not trimmed past them: the store's data was
+ * replaced (a restore of an older copy, a failover that lost the tail), possibly with its epoch intact.
+ * A follower re-reads a snapshot and treats it as a loss of data (leases still being renewed may be missing).
+ */
+export class StoreReplacedError extends PositionLostError {
+  override readonly name: string = 'StoreReplacedError';
 }

@@ -50,6 +50,11 @@ export class Backoff {
   get attempts(): number {
     return this.attempt;
   }
+
+  /** The cap of the delays. */
+  get maxDelayMs(): number {
+    return this.maxMs;
+  }
 }
 
 /** A delay that ends early when `signal` aborts. Resolves either way. */

@@ -24,19 +24,35 @@ function rowOf(run: BenchRun, measure: string) {
 describe('targets table', () => {
   it('says "not measured" for every row of an empty run', () => {
     const rows = targetRows(runOf([]));
-    expect(rows).toHaveLength(9);
+    expect(rows).toHaveLength(16);
     expect(rows.every((r) => r.result === 'not measured' && r.now === 'not measured')).toBe(true);
   });
 
-  it('judges convergence p99 against twice the one-hop floor and sets etcd beside it', () => {
-    const convergence = (p99: number) => part('convergence', [ms('convergence.p99', p99), ms('convergence.floor_p99', 4)]);
-    const etcd = part('etcd', [ms('etcd.put_watch_p99', 2)]);
-    const met = rowOf(runOf([convergence(8), etcd]), 'POST on A');
+  it('judges /healthz during the filter flood against 50 ms p99, and says how the plain list fared', () => {
+    const flood = (p99: number, plainMet: boolean) =>
+      part('scale100k', [
+        judged({ id: 'scale100k.filter_flood_healthz_p99', label: '', value: p99, unit: 'ms', reference: { label: 'target', value: 50, unit: 'ms' }, comparison: 'at-most', threshold: 1, targetText: '' }),
+        checked({ id: 'scale100k.filter_flood_plain_cached', label: '', value: 40, unit: 'ms', shown: 'same ETag, 40 ms', targetText: '', met: plainMet }),
+      ]);
+    const met = rowOf(runOf([flood(50, true)]), 'GET /healthz during 1,000 distinct');
     expect(met.result).toBe('met');
-    expect(met.now).toContain('2.00 ×');
-    expect(met.etcd).toContain('0.50 × one hop');
-    expect(met.etcd).toContain('poolscope 4.00 × etcd');
-    expect(rowOf(runOf([convergence(8.1), etcd]), 'POST on A').result).toBe('NOT met');
+    expect(met.now).toContain('plain GET /pools after it: same ETag, 40 ms');
+    expect(met.now).not.toContain('NOT met');
+    expect(rowOf(runOf([flood(50.1, true)]), 'GET /healthz during 1,000 distinct').result).toBe('NOT met');
+    expect(rowOf(runOf([flood(20, false)]), 'GET /healthz during 1,000 distinct').now).toContain('(NOT met)');
+  });
+
+  it("judges convergence p99 against etcd's put → watch p99 of the same run, the one-hop floor beside it", () => {
+    const convergence = (p99: number) => part('convergence', [ms('convergence.p99', p99), ms('convergence.floor_p99', 4)]);
+    const etcd = part('etcd', [ms('etcd.put_watch_p99', 5)]);
+    const met = rowOf(runOf([convergence(5), etcd]), 'POST on A');
+    expect(met.result).toBe('met');
+    expect(met.now).toContain('1.25 × one hop');
+    expect(met.now).toContain("1.00 × etcd's");
+    expect(met.etcd).toContain('1.25 × one hop');
+    expect(rowOf(runOf([convergence(5.1), etcd]), 'POST on A').result).toBe('NOT met');
+    // Without etcd in the run there is nothing to judge against.
+    expect(rowOf(runOf([convergence(1)]), 'POST on A').result).toBe('not measured');
   });
 
   it('needs both the lapse max and p99 within bounds', () => {
@@ -49,17 +65,23 @@ describe('targets table', () => {
     expect(rowOf(runOf([lapse(250, 100), etcd]), 'lapse').etcd).toContain('poolscope max 0.50 ×, p99 0.25 × etcd');
   });
 
-  it('needs the CPU ratio within 2 × and half the HTTP limit', () => {
-    const heartbeat = (cpu: number, rate: number) =>
+  it('needs the CPU per heartbeat within 1.5 × the raw echo, the Hono echo beside it', () => {
+    const heartbeat = (cpu: number) =>
       part('heartbeat', [
-        informational({ id: 'heartbeat.replica_cpu', label: '', value: cpu, unit: 'µs', reference: { label: 'echo', value: 40, unit: 'µs' } }),
-        informational({ id: 'heartbeat.poolscope', label: '', value: rate, unit: 'req/s' }),
-        informational({ id: 'heartbeat.http_limit', label: '', value: 20_000, unit: 'req/s' }),
+        informational({ id: 'heartbeat.replica_cpu', label: '', value: cpu, unit: 'µs', reference: { label: 'raw echo', value: 40, unit: 'µs' } }),
+        informational({ id: 'heartbeat.hono_echo_cpu', label: '', value: 55, unit: 'µs' }),
       ]);
-    expect(rowOf(runOf([heartbeat(80, 10_000)]), 'replica CPU').result).toBe('met');
-    expect(rowOf(runOf([heartbeat(81, 10_000)]), 'replica CPU').result).toBe('NOT met');
-    expect(rowOf(runOf([heartbeat(80, 9_999)]), 'replica CPU').result).toBe('NOT met');
-    expect(rowOf(runOf([heartbeat(80, 10_000)]), 'replica CPU').now).toContain('50 % of the HTTP limit');
+    expect(rowOf(runOf([heartbeat(60)]), 'replica CPU').result).toBe('met');
+    expect(rowOf(runOf([heartbeat(60.1)]), 'replica CPU').result).toBe('NOT met');
+    expect(rowOf(runOf([heartbeat(60)]), 'replica CPU').now).toContain('the Hono echo 55');
+  });
+
+  it('judges each replica of the fleet: the event-loop p99 row is met only when both are', () => {
+    const p99 = (name: string, value: number) =>
+      judged({ id: `fleet.${name}.loop_p99`, label: '', value, unit: 'ms', reference: { label: 'target', value: 10, unit: 'ms' }, comparison: 'at-most', threshold: 1, targetText: '' });
+    expect(rowOf(runOf([part('fleet', [p99('A', 3), p99('B', 10)])]), 'fleet: event-loop').result).toBe('met');
+    expect(rowOf(runOf([part('fleet', [p99('A', 3), p99('B', 10.5)])]), 'fleet: event-loop').result).toBe('NOT met');
+    expect(rowOf(runOf([part('fleet', [p99('A', 3)])]), 'fleet: event-loop').result).toBe('not measured');
   });
 
   it('reports an encoding the replica did not apply as not compressed', () => {

@@ -1,43 +1,29 @@
 // The real `poolscope` binary (bin/poolscope.js on the dist/ build from test/global-setup.ts), run as a
 // child process: exit codes, the one-line refusal on stderr, help and version.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { envName, SERVE_FLAGS } from '../../src/cli/flag-table.js';
+import { COMMANDS } from '../../src/cli/command-table.js';
+import { envName } from '../../src/cli/env-names.js';
+import { SERVE_FLAGS } from '../../src/cli/flag-table.js';
+import { REPO_ROOT as repoRoot, runPoolscope } from '../support/process.js';
+import { makeCertificates } from '../tls/certificates.js';
 
-const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-const bin = join(repoRoot, 'bin', 'poolscope.js');
 const dir = mkdtempSync(join(tmpdir(), 'poolscope-bin-'));
-const cert = join(dir, 'tls.crt');
-writeFileSync(cert, 'cert');
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const certificates = makeCertificates();
+const cert = certificates.server.cert;
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+  certificates.cleanup();
+});
 
 beforeAll(() => {
   const buildError = inject('buildError');
   if (buildError !== null) throw new Error(buildError);
 });
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the binary with no POOLSCOPE_* variable from this process's environment, plus `env`. */
-function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('POOLSCOPE_')));
-  return new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [bin, ...args],
-      { cwd: repoRoot, env: { ...inherited, ...env }, timeout: 20_000 },
-      (_error, stdout, stderr) => resolve({ code: child.exitCode, stdout, stderr }),
-    );
-  });
-}
+const run = (args: string[], env: Record<string, string> = {}) => runPoolscope(args, { env });
 
 const REFUSALS: { args: string[]; env?: Record<string, string>; line: RegExp }[] = [
   { args: ['serve', '--lease-duration-secs=0'], line: /^poolscope: --lease-duration-secs: must be greater than 0$/ },
@@ -51,8 +37,8 @@ const REFUSALS: { args: string[]; env?: Record<string, string>; line: RegExp }[]
   { args: ['serve', '--listen', '127.0.0.1:1', '--listen', '127.0.0.1:2'], line: /^poolscope: --listen: given more than once$/ },
   { args: ['serve', '--listen='], line: /^poolscope: --listen: must not be empty$/ },
   { args: ['serve', '--no-such-flag'], line: /^poolscope: --no-such-flag: unknown flag/ },
-  { args: ['serve'], env: { POOLSCOPE_LEASE_DURATION_SECS: '0' }, line: /^poolscope: --lease-duration-secs: must be greater than 0 \(from POOLSCOPE_LEASE_DURATION_SECS\)$/ },
-  { args: ['serve'], env: { POOLSCOPE_POOL_DISCOVERY: '' }, line: /^poolscope: --pool-discovery: must not be empty/ },
+  { args: ['serve'], env: { POOLSCOPE_SERVE_LEASE_DURATION_SECS: '0' }, line: /^poolscope: --lease-duration-secs: must be greater than 0 \(from POOLSCOPE_SERVE_LEASE_DURATION_SECS\)$/ },
+  { args: ['serve'], env: { POOLSCOPE_SERVE_POOL_DISCOVERY: '' }, line: /^poolscope: --pool-discovery: must not be empty/ },
 ];
 
 describe('poolscope serve refuses bad flags', () => {
@@ -66,25 +52,40 @@ describe('poolscope serve refuses bad flags', () => {
 });
 
 describe('poolscope help and version', () => {
-  it.each([
-    { args: ['--help'] },
-    { args: ['-h'] },
-    { args: ['help'] },
-    { args: ['serve', '--help'] },
-    { args: ['serve', '--lease-duration-secs=0', '-h'] },
-  ])(
-    '$args prints every flag with its env variable and exits 0',
+  it.each([{ args: ['--help'] }, { args: ['-h'] }, { args: ['help'] }])(
+    '$args lists every command and says `poolscope COMMAND --help`, exit 0',
+    async ({ args }) => {
+      const result = await run(args);
+      expect(result.code).toBe(0);
+      expect(result.stderr).toBe('');
+      for (const command of COMMANDS) expect(result.stdout).toContain(`  poolscope ${command.usage}  `);
+      expect(result.stdout).toContain('Run `poolscope COMMAND --help` for the flags of a command');
+      // The shared environment names, each with the commands that read it.
+      expect(result.stdout).toMatch(/^ {2}POOLSCOPE_LOG_LEVEL +--log-level of serve, relay, router-heartbeat, simulate$/m);
+      expect(result.stdout).toMatch(/^ {2}POOLSCOPE_SERVERS +--servers of relay, pools, routers, router-heartbeat, simulate$/m);
+    },
+  );
+
+  it.each([{ args: ['serve', '--help'] }, { args: ['serve', '--lease-duration-secs=0', '-h'] }, { args: ['help', 'serve'] }])(
+    '$args prints every flag of serve with its env name and exits 0',
     async ({ args }) => {
       const result = await run(args);
       expect(result.code).toBe(0);
       expect(result.stderr).toBe('');
       for (const spec of SERVE_FLAGS) {
-        expect(result.stdout).toContain(`--${spec.name} `);
-        expect(result.stdout).toContain(envName(spec));
+        expect(result.stdout).toContain(`  --${spec.name} `);
+        expect(result.stdout).toContain(`env ${envName('serve', spec)}\n`);
       }
-      expect(result.stdout).toContain('serve [flags]');
+      expect(result.stdout).toMatch(/^poolscope serve \[flags\]: run the service$/m);
+      expect(result.stdout).toContain('env POOLSCOPE_LOG_LEVEL\n');
     },
   );
+
+  it('help of an unknown command is refused, exit 2', async () => {
+    const result = await run(['help', 'frobnicate']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^poolscope: help: unknown command "frobnicate"\nUsage:/);
+  });
 
   it('--version prints the version of package.json', async () => {
     const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
@@ -97,6 +98,7 @@ describe('poolscope help and version', () => {
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(/^Usage:\n {2}poolscope serve \[flags\]/);
+    expect(result.stderr).toContain('Run `poolscope COMMAND --help` for the flags of a command.');
   });
 
   it('an unknown command is named, with the usage, exit 2', async () => {

@@ -4,21 +4,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, type ServeConfig } from '../../src/service/config.js';
-import { envName, SERVE_FLAGS } from '../../src/cli/flag-table.js';
+import { envName } from '../../src/cli/env-names.js';
+import { SERVE_FLAGS } from '../../src/cli/flag-table.js';
 import { parseServeFlags } from '../../src/cli/flags.js';
+import { makeCertificates } from '../tls/certificates.js';
 
 // Real files for the readable-path checks; created at collection time so the tables can name them.
 const dir = mkdtempSync(join(tmpdir(), 'poolscope-flags-'));
-const cert = join(dir, 'tls.crt');
-const key = join(dir, 'tls.key');
+const certificates = makeCertificates();
+const cert = certificates.server.cert;
+const key = certificates.server.key;
 const tokens = join(dir, 'tokens');
 const missing = join(dir, 'missing');
 const aDirectory = join(dir, 'a-directory');
-writeFileSync(cert, 'cert');
-writeFileSync(key, 'key');
 writeFileSync(tokens, 'token-1\n');
 mkdirSync(aDirectory);
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+  certificates.cleanup();
+});
 
 type Env = Record<string, string | undefined>;
 
@@ -90,21 +94,21 @@ const ACCEPTED: Acceptance[] = [
     name: 'every value from env',
     argv: [],
     env: {
-      POOLSCOPE_LISTEN: '[::1]:9999',
-      POOLSCOPE_POOL_DISCOVERY: 'karmada',
-      POOLSCOPE_REGISTRATION_STORAGE: 'redis',
-      POOLSCOPE_REDIS_URL: 'rediss://127.0.0.1:6380',
-      POOLSCOPE_REDIS_PREFIX: 'p',
-      POOLSCOPE_REDIS_COMMAND_TIMEOUT_MS: '500',
-      POOLSCOPE_HEARTBEAT_INTERVAL_SECS: '1',
-      POOLSCOPE_LEASE_DURATION_SECS: '3',
-      POOLSCOPE_RELAY_SERVICE_SUFFIX: '-r',
-      POOLSCOPE_FRONTEND_SERVICE_SUFFIX: '-f',
-      POOLSCOPE_FRONTEND_PORT_NAME: 'web',
-      POOLSCOPE_NAMESPACE: 'llm',
-      POOLSCOPE_TLS_CERT_PATH: cert,
-      POOLSCOPE_TLS_KEY_PATH: key,
-      POOLSCOPE_AUTH_TOKEN_FILE: tokens,
+      POOLSCOPE_SERVE_LISTEN: '[::1]:9999',
+      POOLSCOPE_SERVE_POOL_DISCOVERY: 'karmada',
+      POOLSCOPE_SERVE_REGISTRATION_STORAGE: 'redis',
+      POOLSCOPE_SERVE_REDIS_URL: 'rediss://127.0.0.1:6380',
+      POOLSCOPE_SERVE_REDIS_PREFIX: 'p',
+      POOLSCOPE_SERVE_REDIS_COMMAND_TIMEOUT_MS: '500',
+      POOLSCOPE_SERVE_HEARTBEAT_INTERVAL_SECS: '1',
+      POOLSCOPE_SERVE_LEASE_DURATION_SECS: '3',
+      POOLSCOPE_SERVE_RELAY_SERVICE_SUFFIX: '-r',
+      POOLSCOPE_SERVE_FRONTEND_SERVICE_SUFFIX: '-f',
+      POOLSCOPE_SERVE_FRONTEND_PORT_NAME: 'web',
+      POOLSCOPE_SERVE_NAMESPACE: 'llm',
+      POOLSCOPE_SERVE_TLS_CERT_PATH: cert,
+      POOLSCOPE_SERVE_TLS_KEY_PATH: key,
+      POOLSCOPE_SERVE_AUTH_TOKEN_FILE: tokens,
     },
     expected: {
       listen: { host: '::1', port: 9999 },
@@ -124,10 +128,10 @@ const ACCEPTED: Acceptance[] = [
       authTokenFile: tokens,
     },
   },
-  { name: 'the command line wins over env', argv: ['--lease-duration-secs', '20'], env: { POOLSCOPE_LEASE_DURATION_SECS: '30' }, expected: { leaseMs: 20_000 } },
-  { name: 'an overridden env value is not validated', argv: ['--listen=127.0.0.1:1'], env: { POOLSCOPE_LISTEN: 'garbage' }, expected: { listen: { host: '127.0.0.1', port: 1 } } },
-  { name: 'env and flag combine', argv: ['--registration-storage=redis'], env: { POOLSCOPE_REDIS_URL: 'redis://127.0.0.1' }, expected: { registrationStorage: 'redis', redisUrl: 'redis://127.0.0.1' } },
-  { name: 'unset env variables are ignored', argv: [], env: { POOLSCOPE_LISTEN: undefined, POOLSCOPE_SOMETHING_ELSE: 'x' }, expected: DEFAULT_CONFIG },
+  { name: 'the command line wins over env', argv: ['--lease-duration-secs', '20'], env: { POOLSCOPE_SERVE_LEASE_DURATION_SECS: '30' }, expected: { leaseMs: 20_000 } },
+  { name: 'an overridden env value is not validated', argv: ['--listen=127.0.0.1:1'], env: { POOLSCOPE_SERVE_LISTEN: 'garbage' }, expected: { listen: { host: '127.0.0.1', port: 1 } } },
+  { name: 'env and flag combine', argv: ['--registration-storage=redis'], env: { POOLSCOPE_SERVE_REDIS_URL: 'redis://127.0.0.1' }, expected: { registrationStorage: 'redis', redisUrl: 'redis://127.0.0.1' } },
+  { name: 'unset env variables are ignored', argv: [], env: { POOLSCOPE_SERVE_LISTEN: undefined, POOLSCOPE_SOMETHING_ELSE: 'x' }, expected: DEFAULT_CONFIG },
 ];
 
 interface Refusal {
@@ -151,7 +155,7 @@ const REFUSED: Refusal[] = [
   { name: 'a value starting with - in the separate form', argv: [...MCS, '--frontend-service-suffix', '-web'], flag: '--frontend-service-suffix', message: /--frontend-service-suffix=VALUE/ },
   { name: 'empty value in = form', argv: ['--redis-prefix='], flag: '--redis-prefix', message: /^must not be empty$/ },
   { name: 'empty value in separate form', argv: ['--listen', ''], flag: '--listen', message: /^must not be empty$/ },
-  { name: 'empty env value', argv: [], env: { POOLSCOPE_LEASE_DURATION_SECS: '' }, flag: '--lease-duration-secs', message: /^must not be empty \(from POOLSCOPE_LEASE_DURATION_SECS\)$/ },
+  { name: 'empty env value', argv: [], env: { POOLSCOPE_SERVE_LEASE_DURATION_SECS: '' }, flag: '--lease-duration-secs', message: /^must not be empty \(from POOLSCOPE_SERVE_LEASE_DURATION_SECS\)$/ },
   // --listen
   { name: 'listen without port', argv: ['--listen=localhost'], flag: '--listen', message: /HOST:PORT/ },
   { name: 'listen port 0', argv: ['--listen=0.0.0.0:0'], flag: '--listen', message: /port must be an integer from 1 to 65535/ },
@@ -161,7 +165,7 @@ const REFUSED: Refusal[] = [
   { name: 'listen empty host', argv: ['--listen=:8080'], flag: '--listen', message: /HOST:PORT/ },
   { name: 'listen IPv6 without brackets', argv: ['--listen=::1:8080'], flag: '--listen', message: /IPv6 host goes in brackets/ },
   { name: 'listen brackets around a non-IPv6', argv: ['--listen=[localhost]:8080'], flag: '--listen', message: /not an IPv6 address/ },
-  { name: 'listen from env', argv: [], env: { POOLSCOPE_LISTEN: '1.2.3.4' }, flag: '--listen', message: /\(from POOLSCOPE_LISTEN\)$/ },
+  { name: 'listen from env', argv: [], env: { POOLSCOPE_SERVE_LISTEN: '1.2.3.4' }, flag: '--listen', message: /\(from POOLSCOPE_SERVE_LISTEN\)$/ },
   // enums
   { name: 'unknown pool discovery', argv: ['--pool-discovery', 'dns'], flag: '--pool-discovery', message: /^must be one of registrations, mcs, karmada \(got "dns"\)$/ },
   { name: 'unknown storage', argv: ['--registration-storage=etcd'], flag: '--registration-storage', message: /^must be one of memory, redis/ },
@@ -199,7 +203,7 @@ const REFUSED: Refusal[] = [
   { name: 'redis URL with memory storage', argv: ['--redis-url', 'redis://127.0.0.1'], flag: '--redis-url', message: /^only applies with --registration-storage redis \(storage is memory\)$/ },
   { name: 'redis prefix with memory storage', argv: ['--redis-prefix', 'other'], flag: '--redis-prefix', message: /only applies with --registration-storage redis/ },
   { name: 'redis timeout with memory storage', argv: ['--redis-command-timeout-ms=200'], flag: '--redis-command-timeout-ms', message: /only applies with --registration-storage redis/ },
-  { name: 'redis URL from env with memory storage', argv: [], env: { POOLSCOPE_REDIS_URL: 'redis://127.0.0.1' }, flag: '--redis-url', message: /\(from POOLSCOPE_REDIS_URL\)$/ },
+  { name: 'redis URL from env with memory storage', argv: [], env: { POOLSCOPE_SERVE_REDIS_URL: 'redis://127.0.0.1' }, flag: '--redis-url', message: /\(from POOLSCOPE_SERVE_REDIS_URL\)$/ },
   { name: 'relay suffix in registrations mode', argv: ['--relay-service-suffix=-relay'], flag: '--relay-service-suffix', message: /^only applies with --pool-discovery mcs or karmada/ },
   { name: 'frontend suffix in registrations mode', argv: ['--frontend-service-suffix=-fe'], flag: '--frontend-service-suffix', message: /only applies with --pool-discovery mcs or karmada/ },
   { name: 'port name in registrations mode', argv: ['--frontend-port-name', 'web'], flag: '--frontend-port-name', message: /only applies with --pool-discovery mcs or karmada/ },
@@ -248,10 +252,13 @@ describe('parseServeFlags refuses', () => {
 });
 
 describe('every flag', () => {
-  it.each(SERVE_FLAGS.map((spec) => spec.name))('--%s has an env variable POOLSCOPE_<FLAG> and refuses an empty value', (name) => {
+  it.each(SERVE_FLAGS.map((spec) => spec.name))('--%s has the env name POOLSCOPE_SERVE_<FLAG> (the log level the shared one) and refuses an empty value', (name) => {
     const spec = SERVE_FLAGS.find((s) => s.name === name)!;
-    expect(envName(spec)).toBe(`POOLSCOPE_${name.toUpperCase().replaceAll('-', '_')}`);
-    expect(parseServeFlags([], { [envName(spec)]: '' })).toMatchObject({ ok: false, flag: `--${name}` });
+    const expected = name === 'log-level' ? 'POOLSCOPE_LOG_LEVEL' : `POOLSCOPE_SERVE_${name.toUpperCase().replaceAll('-', '_')}`;
+    expect(envName('serve', spec)).toBe(expected);
+    expect(parseServeFlags([], { [expected]: '' })).toMatchObject({ ok: false, flag: `--${name}` });
     expect(parseServeFlags([`--${name}=`], {})).toMatchObject({ ok: false, flag: `--${name}` });
+    // The old name, POOLSCOPE_<FLAG>, is not read (unless it is the shared one).
+    if (name !== 'log-level') expect(parseServeFlags([], { [`POOLSCOPE_${name.toUpperCase().replaceAll('-', '_')}`]: '' })).toMatchObject({ ok: true });
   });
 });

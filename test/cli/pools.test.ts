@@ -127,7 +127,7 @@ describe('poolscope pools', () => {
 
   it('refuses bad flags with exit 2 and one line', async () => {
     expect(await pools([servers, '-o', 'yaml'])).toEqual({ code: 2, out: '', err: 'poolscope: --output: must be one of table, json (got "yaml")\n' });
-    expect(await pools(['--watch=yes'])).toEqual({ code: 2, out: '', err: 'poolscope: --watch: takes no value (got "yes")\n' });
+    expect(await pools(['--watch=yes'])).toEqual({ code: 2, out: '', err: 'poolscope: --watch: is a switch: true, false, 1 or 0 (got "yes")\n' });
     expect(await pools(['-x'])).toEqual({ code: 2, out: '', err: 'poolscope: -x: unknown flag (poolscope pools --help lists the flags)\n' });
     expect(await pools(['--servers', 'localhost:8080'])).toMatchObject({ code: 2, err: expect.stringMatching(/^poolscope: --servers: "localhost:8080" must be an http/) });
   });
@@ -135,7 +135,7 @@ describe('poolscope pools', () => {
   it('exits 1 naming each replica when none answers', async () => {
     const result = await pools(['--servers=http://127.0.0.1:1']);
     expect(result.code).toBe(1);
-    expect(result.err).toMatch(/^poolscope: no poolscope replica answered GET \/pools \(http:\/\/127\.0\.0\.1:1: .*ECONNREFUSED/);
+    expect(result.err).toMatch(/^poolscope: no poolscope replica listed the pools \(http:\/\/127\.0\.0\.1:1: .*ECONNREFUSED[^\n]*\)\n$/);
   });
 });
 
@@ -151,5 +151,41 @@ describe('poolscope pools on a just-started memory store', () => {
     } finally {
       await service.stop();
     }
+  });
+});
+
+describe('poolscope pools --watch keeps its columns aligned', () => {
+  /** Where each cell starts (no cell holds a space: every row has a word per column). */
+  const starts = (line: string) => [...line.matchAll(/\S+/g)].map((m) => m.index);
+
+  it('widens a column for a wider row and prints the header again above it; every row lines up with the header above it', async () => {
+    const service = await startService({ leaseMs: 60_000 });
+    expect((await postJson(service.url, registration({ name: 'a', model: 'm/short' }))).status).toBe(200);
+    const c = captureCliIo();
+    const running = main(['pools', `--servers=${service.url}`, '--watch'], c.io);
+    try {
+      await waitFor(() => c.out().includes('m/short'));
+      // Started beside a simulation: a model name longer than any listed so far, then a short row again.
+      expect((await postJson(service.url, registration({ name: 'b', model: 'Qwen/Qwen2.5-72B-Instruct-with-a-long-name' }))).status).toBe(200);
+      await waitFor(() => c.out().includes('with-a-long-name'));
+      expect((await postJson(service.url, registration({ name: 'c', model: 'm/x' }))).status).toBe(200);
+      await waitFor(() => c.out().includes('m/x '));
+    } finally {
+      c.stop();
+    }
+    expect(await running).toBe(0);
+    const lines = c.out().split('\n').filter((line) => line !== '');
+    const headers = lines.flatMap((line, i) => (line.startsWith('CLUSTER ') ? [i] : []));
+    // The first list's header, and one more above the wider row: no other.
+    expect(headers.length).toBe(2);
+    expect(lines[headers[1]! + 1]).toContain('with-a-long-name');
+    let header = '';
+    for (const line of lines) {
+      if (line.startsWith('CLUSTER ')) header = line;
+      else expect(starts(line), `${line}\nunder\n${header}`).toEqual(starts(header));
+    }
+    // Nothing was cut short.
+    expect(c.out()).toContain(' Qwen/Qwen2.5-72B-Instruct-with-a-long-name ');
+    await service.stop();
   });
 });

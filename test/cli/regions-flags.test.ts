@@ -1,15 +1,15 @@
 // The flags and the regions file of docs/contract.md §7 (`--region`, `--regions-file`,
 // `--region-hold-secs`), accepted and refused, through parseServeFlags; one bad file through the binary.
-import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SERVE_FLAGS } from '../../src/cli/flag-table.js';
 import { parseServeFlags } from '../../src/cli/flags.js';
-import { helpText } from '../../src/cli/help.js';
+import { serveCommand } from '../../src/cli/commands/serve.js';
+import { commandHelpText } from '../../src/cli/help.js';
 import { DEFAULT_CONFIG, type ServeConfig } from '../../src/service/config.js';
-import { REPO_ROOT } from '../support/process.js';
+import { runPoolscope } from '../support/process.js';
 
 // Real files, created at collection time so the tables can name them.
 const dir = mkdtempSync(join(tmpdir(), 'poolscope-regions-'));
@@ -121,11 +121,11 @@ const ACCEPTED: Acceptance[] = [
   {
     name: 'every region value from env',
     argv: [],
-    env: { POOLSCOPE_REGION: 'eu-west-1', POOLSCOPE_REGIONS_FILE: YAML_FILE, POOLSCOPE_REGION_HOLD_SECS: '30' },
+    env: { POOLSCOPE_SERVE_REGION: 'eu-west-1', POOLSCOPE_SERVE_REGIONS_FILE: YAML_FILE, POOLSCOPE_SERVE_REGION_HOLD_SECS: '30' },
     expected: { ...REGIONS_CONFIG, region: 'eu-west-1', regionHoldMs: 30_000 },
   },
-  { name: 'env and flags combine', argv: ['--region', 'us-east-1'], env: { POOLSCOPE_REGIONS_FILE: YAML_FILE }, expected: REGIONS_CONFIG },
-  { name: 'the command line wins over env', argv: REGIONS, env: { POOLSCOPE_REGION: 'ap-south-1', POOLSCOPE_REGIONS_FILE: missing }, expected: REGIONS_CONFIG },
+  { name: 'env and flags combine', argv: ['--region', 'us-east-1'], env: { POOLSCOPE_SERVE_REGIONS_FILE: YAML_FILE }, expected: REGIONS_CONFIG },
+  { name: 'the command line wins over env', argv: REGIONS, env: { POOLSCOPE_SERVE_REGION: 'ap-south-1', POOLSCOPE_SERVE_REGIONS_FILE: missing }, expected: REGIONS_CONFIG },
 ];
 
 const UNCHANGED: Acceptance[] = [
@@ -195,11 +195,11 @@ const FLAG_REFUSALS: Refused[] = [
   // both or neither
   { name: '--region without --regions-file', argv: ['--region', 'us-east-1'], line: '--regions-file: required with --region' },
   { name: '--regions-file without --region', argv: ['--regions-file', YAML_FILE], line: '--region: required with --regions-file' },
-  { name: '--region from env without a file', argv: [], env: { POOLSCOPE_REGION: 'us-east-1' }, line: '--regions-file: required with --region (from POOLSCOPE_REGION)' },
-  { name: 'a regions file from env without a region', argv: [], env: { POOLSCOPE_REGIONS_FILE: YAML_FILE }, line: '--region: required with --regions-file (from POOLSCOPE_REGIONS_FILE)' },
+  { name: '--region from env without a file', argv: [], env: { POOLSCOPE_SERVE_REGION: 'us-east-1' }, line: '--regions-file: required with --region (from POOLSCOPE_SERVE_REGION)' },
+  { name: 'a regions file from env without a region', argv: [], env: { POOLSCOPE_SERVE_REGIONS_FILE: YAML_FILE }, line: '--region: required with --regions-file (from POOLSCOPE_SERVE_REGIONS_FILE)' },
   // the region must be in the file, a DNS-1123 label
   { name: 'a region not in the file', argv: ['--region', 'ap-south-1', '--regions-file', YAML_FILE], line: '--region: must be a region of --regions-file: eu-west-1, us-east-1 (got "ap-south-1")' },
-  { name: 'a region from env not in the file', argv: ['--regions-file', YAML_FILE], env: { POOLSCOPE_REGION: 'ap-south-1' }, line: '--region: must be a region of --regions-file: eu-west-1, us-east-1 (got "ap-south-1") (from POOLSCOPE_REGION)' },
+  { name: 'a region from env not in the file', argv: ['--regions-file', YAML_FILE], env: { POOLSCOPE_SERVE_REGION: 'ap-south-1' }, line: '--region: must be a region of --regions-file: eu-west-1, us-east-1 (got "ap-south-1") (from POOLSCOPE_SERVE_REGION)' },
   { name: 'a region in capitals', argv: ['--region', 'US-EAST-1', '--regions-file', YAML_FILE], line: `--region: ${LABEL_RULE} (got "US-EAST-1")` },
   { name: 'a region with _', argv: ['--region=us_east_1'], line: `--region: ${LABEL_RULE} (got "us_east_1")` },
   { name: 'a region with a dot', argv: ['--region=us.east'], line: `--region: ${LABEL_RULE} (got "us.east")` },
@@ -210,23 +210,23 @@ const FLAG_REFUSALS: Refused[] = [
   { name: 'an empty regions file', argv: ['--regions-file='], line: '--regions-file: must not be empty' },
   // storage is redis, and the file holds the Redis settings
   { name: 'an explicit memory storage', argv: [...REGIONS, '--registration-storage', 'memory'], line: '--registration-storage: must be redis with --region and --regions-file (got "memory")' },
-  { name: 'memory storage from env', argv: REGIONS, env: { POOLSCOPE_REGISTRATION_STORAGE: 'memory' }, line: '--registration-storage: must be redis with --region and --regions-file (got "memory") (from POOLSCOPE_REGISTRATION_STORAGE)' },
+  { name: 'memory storage from env', argv: REGIONS, env: { POOLSCOPE_SERVE_REGISTRATION_STORAGE: 'memory' }, line: '--registration-storage: must be redis with --region and --regions-file (got "memory") (from POOLSCOPE_SERVE_REGISTRATION_STORAGE)' },
   { name: '--redis-url with regions', argv: [...REGIONS, '--redis-url', 'redis://127.0.0.1:6379'], line: "--redis-url: not allowed with --region and --regions-file: each region's redis_url is in the regions file" },
   { name: '--redis-url with regions and redis storage', argv: [...REGIONS, '--registration-storage=redis', '--redis-url', 'redis://127.0.0.1:6379'], line: "--redis-url: not allowed with --region and --regions-file: each region's redis_url is in the regions file" },
   { name: '--redis-prefix with regions', argv: [...REGIONS, '--redis-prefix', 'team-a'], line: "--redis-prefix: not allowed with --region and --regions-file: each region's prefix is in the regions file" },
   { name: '--redis-prefix with regions, even at its default', argv: [...REGIONS, '--redis-prefix', 'poolscope'], line: "--redis-prefix: not allowed with --region and --regions-file: each region's prefix is in the regions file" },
-  { name: 'a redis URL from env with regions', argv: REGIONS, env: { POOLSCOPE_REDIS_URL: 'redis://127.0.0.1' }, line: "--redis-url: not allowed with --region and --regions-file: each region's redis_url is in the regions file (from POOLSCOPE_REDIS_URL)" },
+  { name: 'a redis URL from env with regions', argv: REGIONS, env: { POOLSCOPE_SERVE_REDIS_URL: 'redis://127.0.0.1' }, line: "--redis-url: not allowed with --region and --regions-file: each region's redis_url is in the regions file (from POOLSCOPE_SERVE_REDIS_URL)" },
   // --region-hold-secs
   { name: 'a hold without regions', argv: ['--region-hold-secs', '60'], line: '--region-hold-secs: only applies with --region and --regions-file (no regions configured)' },
   { name: 'a hold with redis storage but no regions', argv: ['--registration-storage=redis', '--redis-url=redis://h', '--region-hold-secs=60'], line: '--region-hold-secs: only applies with --region and --regions-file (no regions configured)' },
-  { name: 'a hold from env without regions', argv: [], env: { POOLSCOPE_REGION_HOLD_SECS: '60' }, line: '--region-hold-secs: only applies with --region and --regions-file (no regions configured) (from POOLSCOPE_REGION_HOLD_SECS)' },
+  { name: 'a hold from env without regions', argv: [], env: { POOLSCOPE_SERVE_REGION_HOLD_SECS: '60' }, line: '--region-hold-secs: only applies with --region and --regions-file (no regions configured) (from POOLSCOPE_SERVE_REGION_HOLD_SECS)' },
   { name: 'a hold of 0', argv: [...REGIONS, '--region-hold-secs', '0'], line: '--region-hold-secs: must be greater than 0' },
   { name: 'a hold of 0.000', argv: [...REGIONS, '--region-hold-secs=0.000'], line: '--region-hold-secs: must be greater than 0' },
   { name: 'a negative hold', argv: [...REGIONS, '--region-hold-secs=-1'], line: '--region-hold-secs: must be a number of seconds with at most 3 decimals, e.g. 15 or 0.5 (got "-1")' },
   { name: 'a hold with a unit', argv: [...REGIONS, '--region-hold-secs', '60s'], line: '--region-hold-secs: must be a number of seconds with at most 3 decimals, e.g. 15 or 0.5 (got "60s")' },
   { name: 'a hold with 4 decimals', argv: [...REGIONS, '--region-hold-secs', '0.0005'], line: '--region-hold-secs: must be a number of seconds with at most 3 decimals, e.g. 15 or 0.5 (got "0.0005")' },
   { name: 'a hold longer than a timer', argv: [...REGIONS, '--region-hold-secs', '2147483.648'], line: '--region-hold-secs: must be at most 2147483.647' },
-  { name: 'a bad hold from env', argv: REGIONS, env: { POOLSCOPE_REGION_HOLD_SECS: '0' }, line: '--region-hold-secs: must be greater than 0 (from POOLSCOPE_REGION_HOLD_SECS)' },
+  { name: 'a bad hold from env', argv: REGIONS, env: { POOLSCOPE_SERVE_REGION_HOLD_SECS: '0' }, line: '--region-hold-secs: must be greater than 0 (from POOLSCOPE_SERVE_REGION_HOLD_SECS)' },
   { name: 'a hold given twice', argv: [...REGIONS, '--region-hold-secs=1', '--region-hold-secs=2'], line: '--region-hold-secs: given more than once' },
 ];
 
@@ -288,7 +288,7 @@ describe('parseServeFlags refuses', () => {
     const path = file(text, extension);
     // The file is read whatever the region: a bad file fails before the rules between flags.
     expect(refusal(['--region', 'eu-west-1', '--regions-file', path])).toBe(`--regions-file: ${JSON.stringify(path)}: ${rest}`);
-    expect(refusal([], { POOLSCOPE_REGIONS_FILE: path })).toBe(`--regions-file: ${JSON.stringify(path)}: ${rest} (from POOLSCOPE_REGIONS_FILE)`);
+    expect(refusal([], { POOLSCOPE_SERVE_REGIONS_FILE: path })).toBe(`--regions-file: ${JSON.stringify(path)}: ${rest} (from POOLSCOPE_SERVE_REGIONS_FILE)`);
   });
 
   it('a missing regions file', () => {
@@ -319,21 +319,24 @@ describe('parseServeFlags refuses', () => {
 });
 
 describe('--help', () => {
-  it('lists the three region flags, one summary line each, with their env variables', () => {
-    const help = helpText([{ usage: 'serve [flags]', summary: 'run the service' }]);
+  it('lists the three region flags, each with its summary and env name', () => {
+    const help = commandHelpText(serveCommand);
     for (const [name, value, env] of [
-      ['region', 'NAME', 'POOLSCOPE_REGION'],
-      ['regions-file', 'PATH', 'POOLSCOPE_REGIONS_FILE'],
-      ['region-hold-secs', 'SECS', 'POOLSCOPE_REGION_HOLD_SECS'],
+      ['region', 'NAME', 'POOLSCOPE_SERVE_REGION'],
+      ['regions-file', 'PATH', 'POOLSCOPE_SERVE_REGIONS_FILE'],
+      ['region-hold-secs', 'SECS', 'POOLSCOPE_SERVE_REGION_HOLD_SECS'],
     ] as const) {
       expect(SERVE_FLAGS.some((spec) => spec.name === name)).toBe(true);
       const at = help.indexOf(`  --${name} ${value}\n`);
       expect(at).toBeGreaterThan(-1);
-      const [, summary, defaults] = help.slice(at).split('\n');
-      expect(summary).toMatch(/^ {6}\S/);
-      expect(defaults).toContain(`env ${env}`);
+      // The summary, wrapped, then the default and the env name.
+      const lines = help.slice(at).split('\n').slice(1);
+      const last = lines.findIndex((line) => line.includes('; env '));
+      expect(last).toBeGreaterThan(0);
+      for (const line of lines.slice(0, last)) expect(line).toMatch(/^ {6}\S/);
+      expect(lines[last]).toContain(`env ${env}`);
     }
-    expect(help).toContain('default 4 x --lease-duration-secs; env POOLSCOPE_REGION_HOLD_SECS');
+    expect(help).toContain('default 4 x --lease-duration-secs; env POOLSCOPE_SERVE_REGION_HOLD_SECS');
   });
 });
 
@@ -345,16 +348,7 @@ describe('the poolscope binary', () => {
 
   it('refuses a bad regions file with exit 2 and one line on stderr', async () => {
     const path = file('regions:\n  eu-west-1: { redis_url: "redis://eu-redis.example:6379", prefix: "a b" }\n');
-    // No POOLSCOPE_* variable of this process reaches the child.
-    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('POOLSCOPE_')));
-    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = execFile(
-        process.execPath,
-        [join(REPO_ROOT, 'bin', 'poolscope.js'), 'serve', '--region', 'eu-west-1', '--regions-file', path],
-        { cwd: REPO_ROOT, env, timeout: 20_000 },
-        (_error, stdout, stderr) => resolve({ code: child.exitCode, stdout, stderr }),
-      );
-    });
+    const result = await runPoolscope(['serve', '--region', 'eu-west-1', '--regions-file', path]);
     expect(result).toEqual({
       code: 2,
       stdout: '',

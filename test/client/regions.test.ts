@@ -1,9 +1,10 @@
 // The caller rule extended with regions (docs/contract.md §7): a list also removes a known pool it does not
-// name when every region of the pool's `lease_regions` is `dropped` in it, even with `complete: false`, so
+// name when every region of the pool's `lease_regions` is `complete` or `dropped` in it, even with
+// `complete: false` (another region held or dropped), so
 // a poller's view agrees with a watcher's (which gets `delete`s). A pool with one of two regions dropped
 // stays; without regions nothing changes. PoolMap first, then watchPools() following a stream and polling.
 import { afterEach, describe, expect, it } from 'vitest';
-import { droppedEverywhere, PoolMap, watchPools, type PoolChange, type PoolWatch } from '../../src/client/index.js';
+import { droppedEverywhere, PoolMap, settledEverywhere, watchPools, type PoolChange, type PoolWatch } from '../../src/client/index.js';
 import type { PoolList } from '../../src/contract/index.js';
 import { waitFor } from '../support/wait.js';
 import { region, regionPool, startRegionsServer, type RegionsServer } from './regions-support.js';
@@ -68,6 +69,28 @@ describe('PoolMap with regions', () => {
     expect(droppedEverywhere(B, regions)).toBe(false);
     expect(droppedEverywhere(regionPool('none', []), regions)).toBe(false);
     expect(droppedEverywhere(A, undefined)).toBe(false);
+  });
+
+  it('removes a pool whose lease regions are all complete or dropped while another region is dropped', () => {
+    const map = new PoolMap();
+    map.applyList(ALL_UP);
+    // us-east-1 read in full, eu-west-1 dropped: incomplete, yet c (us only) and b (both) are settled.
+    const settled: PoolList = { complete: false, revision: '2', pools: [], regions: [region('eu-west-1', 'dropped'), region('us-east-1', 'ok')] };
+    expect(keys(map.applyList(settled)).sort()).toEqual([['removed', 'c1/llm/a'], ['removed', 'c1/llm/b'], ['removed', 'c1/llm/c']]);
+    // A region held (unread, not dropped) settles nothing of its pools.
+    map.applyList(ALL_UP);
+    const held: PoolList = { complete: false, revision: '3', pools: [], regions: [region('eu-west-1', 'held'), region('us-east-1', 'ok')] };
+    expect(keys(map.applyList(held))).toEqual([['removed', 'c1/llm/c']]);
+  });
+
+  it('settledEverywhere: complete or dropped settles; held, unnamed or no lease regions never do', () => {
+    const regions = [region('eu-west-1', 'ok'), region('us-east-1', 'held')];
+    expect(settledEverywhere(A, regions)).toBe(true);
+    expect(settledEverywhere(B, regions)).toBe(false);
+    expect(settledEverywhere(C, regions)).toBe(false);
+    expect(settledEverywhere(C, [region('eu-west-1', 'ok')])).toBe(false);
+    expect(settledEverywhere(regionPool('none', []), regions)).toBe(false);
+    expect(settledEverywhere(A, undefined)).toBe(false);
   });
 });
 

@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { REPO_ROOT } from '../support/process.js';
+import { checkLogStream, environmentWithoutPoolscope, REPO_ROOT } from '../support/process.js';
 import { waitFor } from '../support/wait.js';
 
 /** What the proxy does to GET /pools/watch; every other request is passed on. */
@@ -15,12 +15,16 @@ export interface TestProxy {
   mode: WatchMode;
   /** GET /pools/watch requests seen. */
   watchRequests: number;
+  /** GET /pools requests seen. */
+  listRequests: number;
+  /** When set, answers GET /pools/watch instead of `mode` (a scripted stream). */
+  onWatch?: (req: IncomingMessage, res: ServerResponse) => void;
   stop(): Promise<void>;
 }
 
 export async function startProxy(target: string, mode: WatchMode): Promise<TestProxy> {
   const sockets = new Set<Socket>();
-  const proxy: TestProxy = { url: '', mode, watchRequests: 0, stop: async () => {} };
+  const proxy: TestProxy = { url: '', mode, watchRequests: 0, listRequests: 0, stop: async () => {} };
   const forward = (req: IncomingMessage, res: ServerResponse) => {
     const upstream = request(`${target}${req.url}`, { method: req.method, headers: req.headers, agent: false }, (reply) => {
       res.writeHead(reply.statusCode ?? 502, reply.headers);
@@ -32,9 +36,14 @@ export async function startProxy(target: string, mode: WatchMode): Promise<TestP
     req.pipe(upstream);
   };
   const server = createServer((req, res) => {
-    if (!req.url?.startsWith('/pools/watch')) return forward(req, res);
+    if (!req.url?.startsWith('/pools/watch')) {
+      if (req.url?.split('?')[0] === '/pools') proxy.listRequests += 1;
+      return forward(req, res);
+    }
     proxy.watchRequests += 1;
-    if (proxy.mode === 'cut') {
+    if (proxy.onWatch) {
+      proxy.onWatch(req, res);
+    } else if (proxy.mode === 'cut') {
       res.writeHead(502, { 'content-type': 'text/html' }).end('<h1>502 Bad Gateway</h1>');
     } else if (proxy.mode === 'hold') {
       // A buffering proxy: headers through, the body kept back.
@@ -70,12 +79,12 @@ export interface ReplicaProcess {
 
 /** `poolscope serve` on 127.0.0.1:`port`, ready once it answers HTTP at all (whatever /readyz says). */
 export async function spawnReplica(args: string[], port: number): Promise<ReplicaProcess> {
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('POOLSCOPE_')));
   const child = spawn(process.execPath, ['bin/poolscope.js', 'serve', ...args, `--listen=127.0.0.1:${port}`], {
     cwd: REPO_ROOT,
-    env: { ...inherited, POOLSCOPE_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...environmentWithoutPoolscope(), POOLSCOPE_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  checkLogStream(child.stdout!, 'poolscope serve stdout');
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

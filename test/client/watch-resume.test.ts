@@ -131,7 +131,7 @@ describe('watchPools resumes', () => {
     const [first, second] = proxy.watches();
     expect(first!.headers['last-event-id']).toBeUndefined();
     expect(second!.headers['last-event-id']).toBe(last);
-    expect(second!.body).toMatch(/^: resumed\n\nevent: upsert\n/);
+    expect(second!.body).toMatch(/^retry: 1000\n\n: resumed\n\nevent: upsert\n/);
     expect(second!.body).not.toContain('event: resync');
     expect(watch.get('us-east-1/llm/a')).toBeDefined();
     expect(watch.status).toMatchObject({ transport: 'sse', revision: service.join.view.revision, complete: false });
@@ -145,11 +145,36 @@ describe('watchPools resumes', () => {
     await waitFor(() => watch.get('us-east-1/llm/a') !== undefined, { message: 'pool a' });
     one.proxy.refuseWatches = true;
     one.proxy.cut();
-    await waitFor(() => two.proxy.watches()[0]?.body.startsWith('event: resync') === true, { message: 'the stream of replica two' });
+    await waitFor(() => two.proxy.watches()[0]?.body.startsWith('retry: 1000\n\nevent: resync') === true, { message: 'the stream of replica two' });
     // It did try its own replica again first, with the id; the other replica was asked without one.
     expect(one.proxy.watches().slice(1).every((s) => s.headers['last-event-id'] !== undefined)).toBe(true);
     expect(two.proxy.watches()[0]!.headers['last-event-id']).toBeUndefined();
     expect(watch.status.server).toBe(two.proxy.url);
+  });
+});
+
+describe('watchPools and the ends a replica chooses (docs/contract.md §11)', () => {
+  it('an overloaded replica (--max-watchers) is left for the next at once; a closing one is reconnected from', async () => {
+    const full = await startService({ leaseMs: 60_000, maxWatchers: 1 });
+    running.push(full);
+    const other = await startService({ leaseMs: 60_000 });
+    running.push(other);
+    // The full replica's one stream is taken.
+    const taken = new AbortController();
+    running.push({ stop: async () => taken.abort() });
+    const first = await fetch(`${full.url}/pools/watch`, { headers: { accept: 'text/event-stream' }, signal: taken.signal });
+    expect(first.status).toBe(200);
+    const logs = captureLogs();
+    const watch = watchPools({ servers: [full.url, other.url], logger: logs.logger, random: () => 0, backoff: { initialMs: 50, maxMs: 200 } });
+    watches.push(watch);
+    await watch.ready;
+    expect(watch.status).toMatchObject({ server: other.url, transport: 'sse' });
+    expect(logs.lines.some((line) => line.msg === 'poolscope replica failed; trying the next' && /overloaded|too_many_watchers/.test(String(line.reason)))).toBe(true);
+    // The other replica drains: its stream says closing, and the watch moves on (back to the first, free now).
+    taken.abort();
+    void other.stop();
+    await waitFor(() => watch.status.server === full.url && watch.status.transport === 'sse', { message: 'back on the first replica' });
+    expect(logs.lines.some((line) => line.msg === 'watch stream ended' && /closing/.test(String(line.reason)))).toBe(true);
   });
 });
 

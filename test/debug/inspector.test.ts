@@ -1,7 +1,7 @@
 // PoolInspector on real pool actors (PoolDirectory, MCS mode): each transition gets the cause XState
 // inspection saw (the event's facts and the guarded transition taken), lapses are reported once, and a
 // stopped actor is reported as gone.
-import { pino } from 'pino';
+import { silentLogger } from '../support/logs.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PoolInspector, type PoolChange } from '../../src/debug/inspector.js';
 import { PoolDirectory } from '../../src/join/pool-directory.js';
@@ -31,7 +31,7 @@ describe('PoolInspector', () => {
     directory = new PoolDirectory({
       mode: 'mcs',
       leaseMs: 1000,
-      logger: pino({ level: 'silent' }),
+      logger: silentLogger(),
       frontendServiceSuffix: '-frontend',
       frontendPortName: 'http',
       onSnapshot: () => {},

@@ -25,10 +25,12 @@ function context(overrides: Partial<PoolContext> & Pick<PoolContext, 'key' | 'st
   return { ...initialContext({ key: overrides.key, mode: 'mcs', leaseMs: 1000, at: 0 }), lease, ...overrides };
 }
 
-const lease = (model: string, changedAtMs: number): RegionLease => ({
+const lease = (model: string, changedAtMs: number, version = 1): RegionLease => ({
   registration: registration({ model }),
+  version,
   changedAtMs,
   deadlineMs: changedAtMs + 1000,
+  receipt: 0,
 });
 
 const row = (region: string | null, counts: Partial<OverviewRow['counts']> = {}): OverviewRow => {
@@ -80,10 +82,12 @@ describe('the fleet overview', () => {
     expect(fleetOverview([])).toEqual({ by_region: [row('')], by_model: [] });
   });
 
-  it("marks the lease whose registration is shown: the latest content change, ties to the first region's name", () => {
+  it("marks the lease whose registration is shown: the highest version, ties to the first region's name", () => {
     const leases = (l: Record<string, RegionLease>) =>
       describeLeases(context({ key: 'c/ns/a', state: 'live', leases: l })).map((x) => `${x.region}:${x.shown}`);
-    expect(leases({ r2: lease('m', 5), r1: lease('m', 3) })).toEqual(['r1:false', 'r2:true']);
+    expect(leases({ r2: lease('m', 5, 2), r1: lease('m', 3, 1) })).toEqual(['r1:false', 'r2:true']);
+    // Versions decide, not the regions' change times (their clocks differ).
+    expect(leases({ r2: lease('m', 3, 2), r1: lease('m', 5, 1) })).toEqual(['r1:false', 'r2:true']);
     expect(leases({ r2: lease('m', 5), r1: lease('m', 5), r3: lease('m', 5) })).toEqual(['r1:true', 'r2:false', 'r3:false']);
     expect(leases({})).toEqual([]);
   });
@@ -114,13 +118,13 @@ describe('/debug with two regions', () => {
       store: createMemoryStore({ leaseMs: LEASE_MS }),
       join: { regions: { home: 'r1', followed: [{ name: 'r2', store: r2 }], holdMs: HOLD_MS }, storeBackoff: { initialMs: 50, maxMs: 200 } },
     });
-    // r1 first, so r2's registration is the later content change.
+    // r1 first, so r2's registration is the later content change: r2's writer knew r1's version 1.
     expect((await postJson(svc.url, inR1)).status).toBe(200);
-    await r2.inner.heartbeat(inR2);
+    await r2.inner.heartbeat(inR2, undefined, 1);
     await r2.inner.heartbeat(onlyInR2);
     beats = repeatEvery(LEASE_MS / 4, async () => {
       await postJson(svc.url, inR1);
-      await r2.inner.heartbeat(inR2);
+      await r2.inner.heartbeat(inR2, undefined, 1);
       await r2.inner.heartbeat(onlyInR2);
     });
     sse = await SseReader.open(`${svc.url}/debug/pools/watch`);
@@ -157,6 +161,7 @@ describe('/debug with two regions', () => {
       { region: 'r1', shown: false },
       { region: 'r2', shown: true },
     ]);
+    expect(a.leases.map((l) => l.version)).toEqual([1, 2]);
     expect(a.leases[1]!.changed_at_ms).toBeGreaterThan(a.leases[0]!.changed_at_ms);
     for (const l of a.leases) expect(l.deadline_ms).toBeGreaterThan(l.changed_at_ms);
     expect(a.registration).toEqual(inR2);

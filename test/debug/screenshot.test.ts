@@ -1,12 +1,14 @@
 // /debug with pools in every state of the chart (MCS mode, the Kubernetes side fed by hand), one lapsed
-// pool selected: checks the groups and counts, and saves the screenshot README shows. `npm run
-// debug:screenshot` writes it to docs/debug.png; a plain test run writes test-artifacts/debug-states.png.
+// pool selected, and a router of each source: checks the groups and counts, and saves the screenshot
+// README shows. `npm run debug:screenshot` writes it to docs/debug.png; a plain test run writes
+// test-artifacts/debug-states.png.
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PoolEndpoints } from '../../src/kube/types.js';
 import { postJson } from '../support/http.js';
+import { postRouter } from '../routers/support.js';
 import { REPO_ROOT } from '../support/process.js';
 import { registration } from '../support/registration.js';
 import { startService, type TestService } from '../support/service.js';
@@ -39,7 +41,7 @@ describe('GET /debug with pools in every state', () => {
 
   beforeAll(async () => {
     browser = await launchChromium();
-    svc = await startService({ leaseMs: LEASE_MS, poolDiscovery: 'mcs', slices });
+    svc = await startService({ leaseMs: LEASE_MS, poolDiscovery: 'mcs', slices, staticRouters: [{ id: 'gr-fallback', url: 'http://10.9.0.5:9100' }] });
   });
   afterAll(async () => {
     if (heartbeats) clearInterval(heartbeats);
@@ -64,8 +66,14 @@ describe('GET /debug with pools in every state', () => {
         ['eu-central-1/llm/phi-4', relay('10.5.0.9')],
       ]),
     );
+    const router = { id: 'gr-us-east-1-0', url: 'http://10.1.0.5:9100', region: 'us-east-1', zone: 'us-east-1a' };
     for (const [key, model] of kept) expect((await beat(key, model)).status).toBe(200);
-    heartbeats = setInterval(() => kept.forEach(([key, model]) => void beat(key, model)), LEASE_MS / 5);
+    expect((await postRouter(svc.url, router)).status).toBe(200);
+    slices.routers([{ id: 'global-router-7d9f-0', url: 'http://10.1.0.6:9100' }]);
+    heartbeats = setInterval(() => {
+      kept.forEach(([key, model]) => void beat(key, model));
+      void postRouter(svc.url, router);
+    }, LEASE_MS / 5);
     // phi-4: registered while MCS shows only its relay, then its frontend comes, then its heartbeats stop.
     expect((await beat('eu-central-1/llm/phi-4', 'microsoft/phi-4')).status).toBe(200);
     slices.update('eu-central-1/llm/phi-4', served('10.5.0.9', '10.5.0.7'));
@@ -90,6 +98,9 @@ describe('GET /debug with pools in every state', () => {
       await page.waitForSelector('#banner', { state: 'hidden', timeout: LEASE_MS + 3000 });
       const timeline = await page.$$eval('.timeline tbody tr', (rows) => rows.map((r) => `${(r as HTMLElement).dataset.from}→${(r as HTMLElement).dataset.to}`));
       expect(timeline).toEqual(['live→lapsed', 'frontendless→live', 'unregistered→frontendless', 'absent→unregistered']);
+      await page.waitForSelector('#routers tr[data-router="gr-us-east-1-0"][data-region="us-east-1"][data-source="registration"]');
+      await page.waitForSelector('#routers tr[data-router="gr-fallback"][data-region=""][data-source="static"]');
+      await page.waitForSelector('#routers tr[data-router="global-router-7d9f-0"][data-region=""][data-source="mcs"]');
 
       mkdirSync(dirname(OUTPUT), { recursive: true });
       await page.screenshot({ path: OUTPUT, fullPage: true });

@@ -4,8 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SIMULATE_FLAGS } from '../../src/cli/commands/simulate.js';
-import { parseFlags } from '../../src/cli/flag-parser.js';
+import { parseSimulateFlags } from '../../src/cli/commands/simulate.js';
 import { parseServeFlags } from '../../src/cli/flags.js';
 import { flagNames, hasCommand, helpFlags, readYamlDocuments, REPO_ROOT } from './support.js';
 
@@ -28,10 +27,10 @@ describe('docker-compose.yml', () => {
   it('has Redis, three poolscope replicas and simulate, all on the image built here', () => {
     expect(Object.keys(services).sort()).toEqual(['poolscope-1', 'poolscope-2', 'poolscope-3', 'redis', 'simulate']);
     expect(replicas).toHaveLength(3);
-    for (const [, service] of [...replicas, ['simulate', services.simulate!] as const]) {
-      expect(service.build).toBe('.');
-      expect(service.image).toBe(services['poolscope-1']!.image);
-    }
+    // One service builds the image; every poolscope service runs it.
+    const poolscope = [...replicas, ['simulate', services.simulate!] as const];
+    expect(poolscope.filter(([, service]) => service.build !== undefined).map(([name, service]) => [name, service.build])).toEqual([['poolscope-1', '.']]);
+    for (const [, service] of poolscope) expect(service.image).toBe('poolscope:0.1.0');
     expect(services.redis!.healthcheck?.test).toEqual(['CMD', 'redis-cli', 'ping']);
   });
 
@@ -48,14 +47,18 @@ describe('docker-compose.yml', () => {
     expect(Number(container)).toBe(parsed.config.listen.port);
     const listed = await helpFlags('serve');
     for (const flag of flagNames(service.command!)) expect(listed.has(flag), `--${flag}`).toBe(true);
+    // The image's HEALTHCHECK (liveness: /livez, which a store outage never fails) follows serve's address,
+    // given as the environment name it reads.
+    expect(service.healthcheck).toBeUndefined();
+    expect(service.environment?.POOLSCOPE_SERVE_LISTEN).toBe(`0.0.0.0:${parsed.config.listen.port}`);
   });
 
   it('simulate: its flags parse, and it heartbeats to each replica on the port it listens on', async () => {
     const simulate = services.simulate!;
     expect(simulate.command![0]).toBe('simulate');
-    const draft = { servers: [] as string[], token: undefined, tokenFile: undefined, ca: undefined, cert: undefined, key: undefined, pools: 0, firstPool: 0, churnIntervalMs: 0, seed: undefined as number | undefined };
-    const parsed = parseFlags(simulate.command!.slice(1), { command: 'simulate', flags: SIMULATE_FLAGS, draft, env: {} });
+    const parsed = parseSimulateFlags(simulate.command!.slice(1), {});
     if (!parsed.ok) throw new Error(`${parsed.flag}: ${parsed.message}`);
+    const draft = parsed.config;
     const expected = replicas.map(([name, service]) => {
       const config = parseServeFlags(service.command!.slice(1), {});
       if (!config.ok) throw new Error(config.message);
@@ -63,9 +66,11 @@ describe('docker-compose.yml', () => {
     });
     expect([...draft.servers].sort()).toEqual(expected.sort());
     expect(draft.pools).toBeGreaterThan(0);
+    // Router replicas beside the pools, so /debug shows both tiers.
+    expect(draft.routers).toBeGreaterThan(0);
     for (const [name] of replicas) expect(simulate.depends_on?.[name]).toEqual({ condition: 'service_healthy' });
-    // The image's HEALTHCHECK probes serve; simulate serves nothing.
-    expect(simulate.healthcheck).toEqual({ disable: true });
+    // The image's HEALTHCHECK passes in a simulate container (test/container/image.test.ts): nothing to override.
+    expect(simulate.healthcheck).toBeUndefined();
     const listed = await helpFlags('simulate');
     for (const flag of flagNames(simulate.command!)) expect(listed.has(flag), `--${flag}`).toBe(true);
   });

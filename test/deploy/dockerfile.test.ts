@@ -58,12 +58,20 @@ const one = (stage: Stage, keyword: string) => {
 };
 const port = DEFAULT_CONFIG.listen.port;
 
-/** .dockerignore patterns: a name excludes that path and everything under it; `*` within one segment. */
+/**
+ * .dockerignore patterns: a name matches that path and everything under it; `*` within one segment; a
+ * `!` pattern lets a path back in; the last pattern that matches decides. The pattern that leaves the
+ * path out, or undefined when it enters the context.
+ */
 function ignoredBy(patterns: string[], path: string): string | undefined {
-  return patterns.find((pattern) => {
-    const regex = new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[^/]*')}(/.*)?$`);
-    return regex.test(path);
-  });
+  let decided: string | undefined;
+  for (const pattern of patterns) {
+    const negated = pattern.startsWith('!');
+    const body = negated ? pattern.slice(1) : pattern;
+    const regex = new RegExp(`^${body.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[^/]*')}(/.*)?$`);
+    if (regex.test(path)) decided = negated ? undefined : pattern;
+  }
+  return decided;
 }
 
 describe('Dockerfile', () => {
@@ -97,24 +105,22 @@ describe('Dockerfile', () => {
     expect(engines).toMatch(/>=20\.\d+ <21/);
   });
 
-  it('checks /healthz on the port serve listens on by default, exposes it, stops on SIGTERM, runs the CLI', () => {
-    expect(one(final, 'HEALTHCHECK')).toContain(`http://127.0.0.1:${port}/healthz`);
+  it('checks health with `poolscope healthcheck`, exposes serve\'s default port, stops on SIGTERM, runs the CLI', () => {
+    expect(JSON.parse(one(final, 'HEALTHCHECK').replace(/^.*?CMD\s+/, ''))).toEqual(['node', 'bin/poolscope.js', 'healthcheck']);
     expect(one(final, 'EXPOSE')).toBe(String(port));
     expect(one(final, 'STOPSIGNAL')).toBe('SIGTERM');
     expect(JSON.parse(one(final, 'ENTRYPOINT'))).toEqual(['node', 'bin/poolscope.js']);
     expect(JSON.parse(one(final, 'CMD'))).toEqual(['serve']);
   });
 
-  it("the HEALTHCHECK's command passes against a serving replica and fails where nothing serves", async () => {
-    const command = one(final, 'HEALTHCHECK').replace(/^.*?CMD\s+/, '');
-    const argv = JSON.parse(command) as string[];
+  it("the HEALTHCHECK's command passes against a serving replica where serve's environment says it serves, and fails where nothing serves", async () => {
+    const argv = JSON.parse(one(final, 'HEALTHCHECK').replace(/^.*?CMD\s+/, '')) as string[];
     expect(argv[0]).toBe('node');
     const service = await startService();
     const run = (url: string) =>
       new Promise<number | null>((resolve) => {
-        const child = execFile(process.execPath, argv.slice(1).map((a) => a.replace(`http://127.0.0.1:${port}`, url)), { timeout: 10_000 }, () =>
-          resolve(child.exitCode),
-        );
+        const env = { ...process.env, POOLSCOPE_SERVE_LISTEN: new URL(url).host };
+        const child = execFile(process.execPath, argv.slice(1), { cwd: REPO_ROOT, env, timeout: 10_000 }, () => resolve(child.exitCode));
       });
     try {
       expect(await run(service.url)).toBe(0);
@@ -143,9 +149,14 @@ describe('Dockerfile', () => {
     const build = stages[0]!;
     const copied = get(build, 'COPY').flatMap((i) => i.args.split(/\s+/).slice(0, -1));
     const tsconfig = JSON.parse(readFileSync(join(REPO_ROOT, 'tsconfig.build.json'), 'utf8')) as { include: string[] };
-    for (const needed of [...tsconfig.include, 'scripts', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json', '.npmrc']) {
+    for (const needed of [...tsconfig.include, 'tsconfig.json', 'tsconfig.build.json', 'npm-shrinkwrap.json', '.npmrc']) {
       expect(copied.some((c) => c.replace(/^\.\//, '') === needed), needed).toBe(true);
     }
+    // The scripts `npm run build` runs.
+    const npmScripts = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    const scripts = [...`${npmScripts.build} ${npmScripts['build:debug-page']}`.matchAll(/scripts\/[\w-]+\.mjs/g)].map((m) => m[0]);
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const script of scripts) expect(copied, script).toContain(script);
   });
 
   describe('production dependencies', () => {

@@ -10,6 +10,9 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseRelayFlags } from '../../src/cli/commands/relay-flags.js';
+import { relayCommand } from '../../src/cli/commands/relay.js';
+import { serveCommand } from '../../src/cli/commands/serve.js';
+import { flagOfEnvName } from '../../src/cli/env-names.js';
 import { SERVE_FLAGS } from '../../src/cli/flag-table.js';
 import { parseServeFlags } from '../../src/cli/flags.js';
 import { startPoolscope, type PoolscopeProcess } from '../support/process.js';
@@ -33,7 +36,8 @@ function yamlFiles(dir: string): string[] {
 // prometheus-operator objects: test/monitoring checks both.
 const NOT_HERE = ['deploy/prometheus/', 'deploy/monitoring/'];
 const FILES = yamlFiles(DEPLOY).filter((file) => !NOT_HERE.some((dir) => file.startsWith(dir)));
-const kustomizations = FILES.filter((f) => f.endsWith('kustomization.yaml'));
+// deploy/networkpolicy is a kustomize Component: test/deploy/networkpolicy.test.ts checks it.
+const kustomizations = FILES.filter((f) => f.endsWith('kustomization.yaml') && !f.startsWith('deploy/networkpolicy/'));
 const objectsOf = (file: string) => readYamlDocuments(file) as K8sObject[];
 const find = (file: string, kind: string, name?: string) => {
   const found = objectsOf(file).find((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
@@ -149,19 +153,25 @@ describe('deploy/ manifests', () => {
       const parsed = parseServeFlags(args.slice(1), env);
       expect(parsed).toMatchObject({ ok: true, config: { registrationStorage: 'redis', redisUrl: secret.stringData.url } });
       const listed = await helpFlags('serve');
-      for (const name of [...flagNames(args), ...Object.keys(env).filter((n) => n.startsWith('POOLSCOPE_') && n !== 'POOLSCOPE_LOG_LEVEL').map((n) => n.slice(10).toLowerCase().replaceAll('_', '-'))]) {
+      // Every environment name it sets is one serve reads, no other command's or an old one.
+      const fromEnv = Object.keys(env).map((n) => {
+        const flag = flagOfEnvName(serveCommand, n);
+        expect(flag, `${n} is a name serve reads`).toBeDefined();
+        return flag!;
+      });
+      for (const name of [...flagNames(args), ...fromEnv]) {
         expect(listed.has(name), `--${name}`).toBe(true);
         expect(SERVE_FLAGS.some((f) => f.name === name)).toBe(true);
       }
     });
 
-    it('probes /readyz and /healthz on the port serve listens on, and the Service and PDB select its pods', () => {
+    it('probes readiness on /readyz and liveness on /livez on the port serve listens on, and the Service and PDB select its pods', () => {
       const parsed = parseServeFlags(args.slice(1), env);
       if (!parsed.ok) throw new Error(parsed.message);
       const port = container.ports!.find((p) => p.name === container.readinessProbe!.httpGet!.port)!;
       expect(port.containerPort).toBe(parsed.config.listen.port);
       expect(container.readinessProbe!.httpGet).toEqual({ path: '/readyz', port: port.name });
-      expect(container.livenessProbe!.httpGet).toEqual({ path: '/healthz', port: port.name });
+      expect(container.livenessProbe!.httpGet).toEqual({ path: '/livez', port: port.name });
 
       const service = find('deploy/service.yaml', 'Service', 'poolscope') as K8sObject & { spec: { selector: Record<string, string>; ports: { port: number; targetPort: string }[] } };
       expect(matches(service.spec.selector, labels)).toBe(true);
@@ -197,7 +207,7 @@ describe('deploy/ manifests', () => {
         if (buildError !== null) throw new Error(buildError);
         // The manifest's flags, with the Redis of this test and a free local port instead of 0.0.0.0:8080.
         const local = args.slice(1).filter((a) => !a.startsWith('--listen'));
-        replica = await startPoolscope([...local, `--redis-prefix=${redis.prefix}`], { env: { ...env, POOLSCOPE_REDIS_URL: redis.url } });
+        replica = await startPoolscope([...local, `--redis-prefix=${redis.prefix}`], { env: { ...env, POOLSCOPE_SERVE_REDIS_URL: redis.url } });
       });
       afterAll(() => replica?.stop());
 
@@ -206,6 +216,24 @@ describe('deploy/ manifests', () => {
         const liveness = container.livenessProbe!.httpGet!.path;
         await waitFor(async () => (await fetch(`${replica.url}${readiness}`)).status === 200, { message: readiness });
         expect((await fetch(`${replica.url}${liveness}`)).status).toBe(200);
+      });
+
+      it('keeps both probes at 200 while its Redis is frozen (a store outage never restarts nor unlists a replica); /healthz says 503', async () => {
+        const readiness = container.readinessProbe!.httpGet!.path;
+        const liveness = container.livenessProbe!.httpGet!.path;
+        await waitFor(async () => (await fetch(`${replica.url}${readiness}`)).status === 200, { message: readiness });
+        redis.pause();
+        try {
+          await waitFor(async () => (await fetch(`${replica.url}/healthz`)).status === 503, { timeoutMs: 10_000, message: '/healthz 503' });
+          // Probed the way the kubelet does, at its period, for longer than the command timeout.
+          for (let i = 0; i < 5; i += 1) {
+            expect((await fetch(`${replica.url}${liveness}`)).status, liveness).toBe(200);
+            expect((await fetch(`${replica.url}${readiness}`)).status, readiness).toBe(200);
+            await new Promise((resolve) => setTimeout(resolve, 300));
+          }
+        } finally {
+          redis.resume();
+        }
       });
     });
   });
@@ -233,7 +261,12 @@ describe('deploy/ manifests', () => {
       const { args, env, parsed } = await parseRelay();
       expect(parsed).toMatchObject({ ok: true, config: { registration: { namespace: 'llm', name: 'llama-70b' } } });
       const listed = await helpFlags('relay');
-      for (const name of [...flagNames(args), ...Object.keys(env).filter((n) => n !== 'POOLSCOPE_LOG_LEVEL').map((n) => n.slice(10).toLowerCase().replaceAll('_', '-'))]) {
+      const fromEnv = Object.keys(env).map((n) => {
+        const flag = flagOfEnvName(relayCommand, n);
+        expect(flag, `${n} is a name relay reads`).toBeDefined();
+        return flag!;
+      });
+      for (const name of [...flagNames(args), ...fromEnv]) {
         expect(listed.has(name), `--${name}`).toBe(true);
       }
       expect(relay.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });

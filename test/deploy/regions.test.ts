@@ -9,8 +9,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { SIMULATE_FLAGS } from '../../src/cli/commands/simulate.js';
-import { parseFlags } from '../../src/cli/flag-parser.js';
+import { parseSimulateFlags } from '../../src/cli/commands/simulate.js';
 import { parseServeFlags } from '../../src/cli/flags.js';
 import type { ServeConfig } from '../../src/service/config.js';
 import { startPoolscope, type PoolscopeProcess } from '../support/process.js';
@@ -151,7 +150,7 @@ describe('deploy/regions: the overlays as written', () => {
     const merge = deploymentMergePatch(base);
     const container = merge.spec!.template.spec.containers.find((c) => c.name === baseContainer.name)!;
     const removed = (container.env as ({ name: string; $patch?: string })[]).filter((e) => e.$patch === 'delete').map((e) => e.name);
-    expect(removed.sort()).toEqual(baseContainer.env!.map((e) => e.name).filter((name) => /^POOLSCOPE_REDIS_/.test(name)).sort());
+    expect(removed.sort()).toEqual(baseContainer.env!.map((e) => e.name).filter((name) => /^POOLSCOPE_SERVE_REDIS_/.test(name)).sort());
     const mount = container.volumeMounts!.find((m) => m.mountPath === dirname(regionsFile))!;
     expect(mount).toMatchObject({ readOnly: true });
     expect(basename(regionsFile)).toBe(regionsFileName);
@@ -262,7 +261,7 @@ describe.skipIf(!hasKubectl)('deploy/regions built with kubectl kustomize', () =
     const deployment = objects.find((o) => o.kind === 'Deployment') as K8sObject & { spec: Workload };
     const container = deployment.spec.template.spec.containers[0]!;
     expect(container.args).toEqual(overlayArgs(region));
-    expect(container.env?.map((e) => e.name).filter((name) => name.startsWith('POOLSCOPE_REDIS_'))).toEqual([]);
+    expect(container.env?.map((e) => e.name).filter((name) => name.startsWith('POOLSCOPE_SERVE_REDIS_') || name.startsWith('POOLSCOPE_REDIS_'))).toEqual([]);
     expect(deployment.spec.selector).toEqual(baseDeployment.spec.selector);
     expect(deployment.spec.template.metadata.labels[REGION_LABEL]).toBe(region);
 
@@ -327,6 +326,9 @@ describe("the binary started with an overlay's flags", () => {
   it('answers its probes with 200 and lists every region, complete', async () => {
     await waitFor(async () => (await fetch(`${replica.url}${baseContainer.readinessProbe!.httpGet!.path}`)).status === 200, { timeoutMs: 10_000, message: 'readiness' });
     expect((await fetch(`${replica.url}${baseContainer.livenessProbe!.httpGet!.path}`)).status).toBe(200);
+    // Liveness depends on no store: a region's Redis outage never restarts its replicas (docs/operations.md "Probes").
+    expect(baseContainer.livenessProbe!.httpGet!.path).toBe('/livez');
+    expect(baseContainer.readinessProbe!.httpGet!.path).toBe('/readyz');
     const body = (await (await fetch(`${replica.url}/pools`)).json()) as { complete: boolean; regions: { name: string; complete: boolean }[] };
     expect(body.regions.map((r) => r.name).sort()).toEqual(overlayRegions);
     await waitFor(async () => ((await (await fetch(`${replica.url}/pools`)).json()) as { complete: boolean }).complete, { timeoutMs: 10_000, message: 'complete' });
@@ -361,12 +363,18 @@ describe(COMPOSE_FILE, () => {
     expect(Object.keys(services).sort()).toEqual(
       ['poolscope-eu-1', 'poolscope-eu-2', 'poolscope-us-1', 'poolscope-us-2', 'redis-eu', 'redis-us', 'simulate-eu', 'simulate-us'].sort(),
     );
-    for (const [, service] of [...composeReplicas, ...simulates]) {
-      expect(service.build).toBe('.');
-      expect(service.image).toBe(services['poolscope-us-1']!.image);
-    }
+    // One service builds the image; every poolscope service runs it.
+    const poolscope = [...composeReplicas, ...simulates];
+    expect(poolscope.filter(([, service]) => service.build !== undefined).map(([name, service]) => [name, service.build])).toEqual([['poolscope-us-1', '.']]);
+    for (const [, service] of poolscope) expect(service.image).toBe('poolscope:0.1.0');
     expect(services['redis-us']!.healthcheck?.test).toEqual(['CMD', 'redis-cli', 'ping']);
     expect(services['redis-eu']!.healthcheck?.test).toEqual(['CMD', 'redis-cli', 'ping']);
+    // Each replica's healthcheck is the image's (liveness: /livez, which a store outage never fails), which
+    // follows serve's address given as its environment name.
+    for (const [name, service] of composeReplicas) {
+      expect(service.healthcheck, name).toBeUndefined();
+      expect(service.environment?.POOLSCOPE_SERVE_LISTEN, name).toBe('0.0.0.0:8080');
+    }
   });
 
   it('the regions file (configs.regions) names both regions, each on a Redis service of the file', () => {
@@ -405,16 +413,16 @@ describe(COMPOSE_FILE, () => {
 
   it('one simulate per region: --servers its own replicas, --fallback-servers the other region’s', async () => {
     const urlOf = ([name, service]: [string, ComposeService]) => {
-      const config = parseServeWithRegions(service.command!.slice(1), composeRegionsText);
+      const config = parseServeWithRegions(service.command!.slice(1), composeRegionsText, service.environment ?? {});
       return `http://${name}:${config.listen.port}`;
     };
     expect(simulates.length).toBe(composeRegions.length);
     const covered = new Set<string>();
     const listed = await helpFlags('simulate');
     for (const [name, simulate] of simulates) {
-      const draft = { servers: [] as string[], fallbackServers: [] as string[], token: undefined, tokenFile: undefined, ca: undefined, cert: undefined, key: undefined, pools: 0, firstPool: 0, churnIntervalMs: 0, seed: undefined as number | undefined };
-      const parsed = parseFlags(simulate.command!.slice(1), { command: 'simulate', flags: SIMULATE_FLAGS, draft, env: {} });
+      const parsed = parseSimulateFlags(simulate.command!.slice(1), {});
       if (!parsed.ok) throw new Error(`${name}: ${parsed.flag}: ${parsed.message}`);
+      const draft = { ...parsed.config, fallbackServers: parsed.config.fallbackServers ?? [] };
       const homeRegion = regionOf(composeReplicas.find(([replica]) => draft.servers.some((url) => new URL(url).hostname === replica))![1]);
       covered.add(homeRegion);
       const own = composeReplicas.filter(([, s]) => regionOf(s) === homeRegion);
@@ -423,8 +431,8 @@ describe(COMPOSE_FILE, () => {
       expect([...draft.fallbackServers].sort(), name).toEqual(others.map(urlOf).sort());
       expect(draft.pools).toBeGreaterThan(0);
       for (const [replica] of own) expect(simulate.depends_on?.[replica]).toEqual({ condition: 'service_healthy' });
-      // The image's HEALTHCHECK probes serve; simulate serves nothing.
-      expect(simulate.healthcheck).toEqual({ disable: true });
+      // The image's HEALTHCHECK passes in a simulate container (test/container/image.test.ts).
+      expect(simulate.healthcheck).toBeUndefined();
       for (const flag of flagNames(simulate.command!)) expect(listed.has(flag), `--${flag}`).toBe(true);
     }
     expect([...covered].sort()).toEqual(composeRegions.map((r) => r.name));

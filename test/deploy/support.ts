@@ -1,10 +1,10 @@
 // Reading what ships beside the code (manifests, Compose file, Dockerfile) and asking the real binary
 // which flags it has, for the deploy tests.
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { REPO_ROOT } from '../support/process.js';
+import { REPO_ROOT, runPoolscope } from '../support/process.js';
 
 export { REPO_ROOT };
 
@@ -33,13 +33,10 @@ export function flagNames(args: readonly string[]): string[] {
 }
 
 /** Runs `poolscope <args>` (the built binary) with no POOLSCOPE_* variable; resolves with its stdout. */
-export function binaryOutput(args: string[]): Promise<string> {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('POOLSCOPE_')));
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, [join(REPO_ROOT, 'bin', 'poolscope.js'), ...args], { cwd: REPO_ROOT, env, timeout: 20_000 }, (error, stdout, stderr) =>
-      error ? reject(new Error(`poolscope ${args.join(' ')}: ${error.message}\n${stderr}`)) : resolve(stdout),
-    );
-  });
+export async function binaryOutput(args: string[]): Promise<string> {
+  const result = await runPoolscope(args);
+  if (result.code !== 0) throw new Error(`poolscope ${args.join(' ')}: exit ${result.code}\n${result.stderr}`);
+  return result.stdout;
 }
 
 /** The `--flag` names a command's --help lists. */

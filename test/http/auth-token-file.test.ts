@@ -107,7 +107,7 @@ describe('a write token file, followed', () => {
     expect(first).toHaveLength(1);
     expect(first[0]).toMatchObject({ flag: 'auth-token-file', path, tokens: 1, reason: expect.stringMatching(/holds no token/) });
 
-    writeFileSync(path, 'has space\n');
+    writeFileSync(path, 'has"quote\n');
     await eventually(() => expect(logs.warnings()).toHaveLength(2));
     expect(logs.warnings()[1]!.reason).toMatch(/^line 1: a token may hold only letters/);
     expect(await writeStatus(svc, 'keep-me')).toBe(200);
@@ -117,7 +117,7 @@ describe('a write token file, followed', () => {
     expect(await writeStatus(svc, 'next-one')).toBe(200);
     // No token ever reaches a log line.
     const logged = JSON.stringify(logs.lines);
-    for (const token of ['keep-me', 'next-one', 'has space']) expect(logged).not.toContain(token);
+    for (const token of ['keep-me', 'next-one', 'has"quote', 'has\\"quote']) expect(logged).not.toContain(token);
   });
 
   it('a read token file is followed too: a removed read token stops reading', async () => {
@@ -174,7 +174,8 @@ describe('TokenFile', () => {
   it.each([
     ['only comments', '# nothing here\n\n   \n', /^--auth-token-file: ".*" holds no token/],
     ['an empty file', '', /^--auth-token-file: ".*" holds no token/],
-    ['a token with a space', 'ok-token\nbad token\n', /^--auth-token-file: ".*" line 2: a token may hold only letters, digits and - \. _ ~ \+ \/ \(then = padding\)/],
+    ['a token with a quote', 'ok-token\nbad"token\n', /^--auth-token-file: ".*" line 2: a token may hold only letters, digits and - \. _ ~ \+ \/ \(then = padding\)/],
+    ['a scope that is no scope', 'ok-token c1\nbad-scope c1/llm/pool\n', /^--auth-token-file: ".*" line 2: "c1\/llm\/pool": a scope names at most a cluster and a namespace/],
     ['a token with a non-ASCII letter', 'tökén\n', /line 1: a token may hold only/],
     ['= inside a token', 'a=b\n', /line 1: a token may hold only/],
   ])('refuses at start a file with %s (the service does not start)', async (_name, content, message) => {

@@ -49,6 +49,32 @@ describe('operations routes', () => {
 });
 
 describe('operations routes while the store cannot be read', () => {
+  it('livez answers 200 while healthz and readyz answer 503: it depends on no store', async () => {
+    const inner = createMemoryStore({ leaseMs: 300 });
+    const store: RegistrationStore = {
+      kind: inner.kind,
+      forgetsOnRestart: inner.forgetsOnRestart,
+      heartbeat: (r) => inner.heartbeat(r),
+      snapshot: async () => {
+        throw new StoreUnavailableError('store frozen');
+      },
+      watch: (position, signal) => inner.watch(position, signal),
+      dueLapses: (graceMs) => inner.dueLapses(graceMs),
+      sweep: () => inner.sweep(),
+      close: () => inner.close(),
+    };
+    const svc = await startService({ store, leaseMs: 300, socket: false });
+    try {
+      expect((await svc.app.request('/healthz')).status).toBe(503);
+      expect((await svc.app.request('/readyz')).status).toBe(503);
+      const live = await svc.app.request('/livez');
+      expect(live.status).toBe(200);
+      expect(await live.json()).toEqual({ status: 'ok' });
+    } finally {
+      await svc.stop();
+    }
+  });
+
   it('healthz answers 503 naming the store after it was readable once; readyz stays 503 before the first read', async () => {
     const inner = createMemoryStore({ leaseMs: 300 });
     let broken = false;

@@ -129,9 +129,11 @@ describe('GET /pools: entity tags and compression', () => {
     const doc = (await (await request(svc.app, '/openapi.json')).json()) as any;
     const list = doc.paths['/pools'].get;
     expect(list.parameters.map((p: { name: string }) => p.name)).toEqual(['model', 'If-None-Match', 'Accept-Encoding']);
-    expect(Object.keys(list.responses)).toEqual(['200', '304']);
-    expect(Object.keys(list.responses['200'].headers)).toEqual(['ETag', 'Content-Encoding', 'Vary']);
-    expect(list.responses['304'].headers.ETag).toBeDefined();
-    expect(doc.paths['/pools/watch'].get.parameters.map((p: { name: string }) => p.name)).toEqual(['Last-Event-ID']);
+    // Its own statuses, then those of every route read with a token (docs/contract.md §11).
+    expect(Object.keys(list.responses)).toEqual(['200', '304', '400', '401', '408', '414', '417', '431', '500']);
+    expect(Object.keys(list.responses['200'].headers).sort()).toEqual(['Cache-Control', 'Content-Encoding', 'ETag', 'Vary']);
+    expect(list.responses['200'].headers['Content-Encoding'].required).not.toBe(true);
+    expect(list.responses['304'].headers.ETag.required).toBe(true);
+    expect(doc.paths['/pools/watch'].get.parameters.map((p: { name: string }) => p.name)).toEqual(['Last-Event-ID', 'Accept']);
   });
 });

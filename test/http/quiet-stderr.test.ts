@@ -21,7 +21,7 @@ describe('the binary stays quiet', () => {
     ]);
     await waitFor(() => watchers.every((w) => w.messages.length >= 1), { message: 'every first event' });
     await Promise.all(watchers.map((w) => w.close()));
-    await waitFor(async () => (await metricSample(replica.url, 'poolscope_watch_subscribers')) === 0, { message: 'watchers gone' });
+    await waitFor(async () => (await metricSample(replica.url, 'poolscope_watch_subscribers', { stream: 'pools' })) === 0, { message: 'watchers gone' });
     expect(replica.stderr()).not.toMatch(/MaxListenersExceededWarning/);
     expect(replica.stderr()).toBe('');
   });

@@ -34,19 +34,19 @@ describe('a watcher that reads nothing', () => {
     const stalled = await rawConnect(replica.port, WATCH_REQUEST);
     await waitFor(() => stalled.count('event: resync') === 1 && reader.messages.length === 1, { message: 'both resyncs' });
     stalled.socket.pause();
-    expect(await metricSample(replica.url, 'poolscope_watch_subscribers')).toBe(2);
+    expect(await metricSample(replica.url, 'poolscope_watch_subscribers', { stream: 'pools' })).toBe(2);
 
     const body = JSON.stringify(bigRegistration(0));
     const changes = Math.ceil(PUSHED_BYTES / body.length);
     let backlogPeak = 0;
     for (let i = 0; i < changes; i++) {
       expect((await postJson(replica.url, bigRegistration(i))).status).toBe(200);
-      if (i % 10 === 0) backlogPeak = Math.max(backlogPeak, (await metricSample(replica.url, 'poolscope_watch_backlog_bytes'))!);
+      if (i % 10 === 0) backlogPeak = Math.max(backlogPeak, (await metricSample(replica.url, 'poolscope_watch_backlog_bytes', { stream: 'pools' }))!);
     }
     await waitFor(() => reader.of('upsert').length === changes, { timeoutMs: 60_000, message: `${changes} upserts on the reading watcher` });
 
-    expect(await metricSample(replica.url, 'poolscope_watch_dropped_total', { reason: 'backlog' })).toBe(1);
-    expect(await metricSample(replica.url, 'poolscope_watch_subscribers')).toBe(1);
+    expect(await metricSample(replica.url, 'poolscope_watch_dropped_total', { reason: 'backlog', stream: 'pools' })).toBe(1);
+    expect(await metricSample(replica.url, 'poolscope_watch_subscribers', { stream: 'pools' })).toBe(1);
     // The reading watcher saw every change in order, its stream still open.
     const names = reader.of('upsert').map((m) => (m.data as { pool: { capabilities: string[] } }).pool.capabilities[0]!.slice(0, 6));
     expect(names).toEqual(Array.from({ length: changes }, (_, i) => String(i).padStart(6, '0')));
@@ -54,7 +54,7 @@ describe('a watcher that reads nothing', () => {
     // Bounded: never much more than the limit unsent at once, and nothing once the stalled stream is gone.
     expect(backlogPeak).toBeGreaterThan(MIB);
     expect(backlogPeak).toBeLessThan(5 * MIB);
-    await waitFor(async () => (await metricSample(replica.url, 'poolscope_watch_backlog_bytes'))! < 256 * 1024, { message: 'backlog let go' });
+    await waitFor(async () => (await metricSample(replica.url, 'poolscope_watch_backlog_bytes', { stream: 'pools' }))! < 256 * 1024, { message: 'backlog let go' });
     // The stalled stream ended: reading it now gets what was in flight, then the close.
     stalled.socket.resume();
     await stalled.whenClosed;

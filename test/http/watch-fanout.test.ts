@@ -21,19 +21,19 @@ describe('GET /pools/watch, in process', () => {
   it('answers HEAD without subscribing (50 HEADs leave the subscriber count where it was)', async () => {
     const watcher = await SseReader.open(svc.url, '/pools/watch');
     await waitFor(() => watcher.messages.length >= 1, { message: 'first resync' });
-    await waitFor(async () => (await metricSample(svc.url, 'poolscope_watch_subscribers')) === 1, { message: 'one watcher' });
+    await waitFor(async () => (await metricSample(svc.url, 'poolscope_watch_subscribers', { stream: 'pools' })) === 1, { message: 'one watcher' });
     for (let i = 0; i < 50; i++) {
       const head = await fetch(`${svc.url}/pools/watch`, { method: 'HEAD' });
       expect(head.status).toBe(200);
       expect(head.headers.get('content-type')).toMatch(/^text\/event-stream/);
     }
-    expect(await metricSample(svc.url, 'poolscope_watch_subscribers')).toBe(1);
+    expect(await metricSample(svc.url, 'poolscope_watch_subscribers', { stream: 'pools' })).toBe(1);
     // A change reaches the one real watcher; nothing is queued for the HEADs.
     expect((await postJson(svc.url, registration({ name: 'head-check' }))).status).toBe(200);
     await waitFor(() => watcher.of('upsert').length === 1, { message: 'upsert' });
-    expect(await metricSample(svc.url, 'poolscope_watch_subscribers')).toBe(1);
+    expect(await metricSample(svc.url, 'poolscope_watch_subscribers', { stream: 'pools' })).toBe(1);
     await watcher.close();
-    await waitFor(async () => (await metricSample(svc.url, 'poolscope_watch_subscribers')) === 0, { message: 'no watcher' });
+    await waitFor(async () => (await metricSample(svc.url, 'poolscope_watch_subscribers', { stream: 'pools' })) === 0, { message: 'no watcher' });
   });
 
   it('serializes an event once for all its watchers', async () => {
@@ -71,7 +71,7 @@ describe('GET /pools/watch, in process', () => {
       const body = (await refused.json()) as { error: { code: string; message: string } };
       expect(body.error.code).toBe('too_many_watchers');
       expect(body.error.message).toMatch(/60/);
-      expect(await metricSample(svc.url, 'poolscope_watch_refused_total')).toBe(1);
+      expect(await metricSample(svc.url, 'poolscope_watch_refused_total', { stream: 'pools' })).toBe(1);
     } finally {
       await Promise.all(watchers.map((w) => w.close()));
     }
@@ -98,7 +98,7 @@ describe('5,000 watchers of the real binary', () => {
     }
     try {
       await waitFor(() => watchers.every((w) => w.count('event: resync') >= 1), { timeoutMs: 60_000, message: 'every resync' });
-      expect(await metricSample(replica.url, 'poolscope_watch_subscribers')).toBe(WATCHERS);
+      expect(await metricSample(replica.url, 'poolscope_watch_subscribers', { stream: 'pools' })).toBe(WATCHERS);
       const health: number[] = [];
       const probe = repeatEvery(20, async () => health.push((await fetch(`${replica.url}/healthz`)).status));
       try {

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { ListedPool } from '../../src/contract/index.js';
 import { ListedView } from '../../src/join/listed-view.js';
 import { WatchHub } from '../../src/http/watch-hub.js';
+import { unchunk } from '../../src/http/sse.js';
 import type { WatchSink } from '../../src/http/watch-sink.js';
 import { waitFor } from '../support/wait.js';
 import { pool as listedPool } from '../support/listed-pool.js';
@@ -18,9 +19,18 @@ class FakeSink implements WatchSink {
   readonly peer = 'fake';
   private readonly closers: (() => void)[] = [];
   write(frame: Uint8Array): void {
-    this.frames.push(new TextDecoder().decode(frame));
+    // The hub hands over HTTP/1.1 chunks; their SSE bytes are what a client reads.
+    const text = new TextDecoder().decode(unchunk(frame));
     if (this.stalled) this.backlogBytes += frame.byteLength;
+    // Every stream starts with `retry:` (docs/contract.md §11); the events follow.
+    if (this.frames.length === 0 && !this.retried) {
+      expect(text).toBe('retry: 1000\n\n');
+      this.retried = true;
+      return;
+    }
+    this.frames.push(text);
   }
+  private retried = false;
   onClose(listener: () => void): void {
     this.closers.push(listener);
   }

@@ -6,6 +6,7 @@ import type { ListedPool } from '../../src/contract/index.js';
 import { ListedView } from '../../src/join/listed-view.js';
 import { WatchHub } from '../../src/http/watch-hub.js';
 import { ReplayLog, REPLAY_WINDOW } from '../../src/http/watch-replay.js';
+import { unchunk } from '../../src/http/sse.js';
 import type { WatchSink } from '../../src/http/watch-sink.js';
 import { request } from '../support/http.js';
 import { registration } from '../support/registration.js';
@@ -14,13 +15,25 @@ import { postJson } from '../support/http.js';
 import { waitFor } from '../support/wait.js';
 import { pool as listedPool } from '../support/listed-pool.js';
 
+/** Every stream's first bytes (docs/contract.md §11). */
+const RETRY = 'retry: 1000\n\n';
+
+/** A sink that holds the frames after the stream's `retry:`, which it checks came first. */
 class FakeSink implements WatchSink {
   readonly chunks: string[] = [];
+  private retried = false;
   backlogBytes = 0;
   readonly peer = 'fake';
   private readonly closers: (() => void)[] = [];
   write(frame: Uint8Array): void {
-    this.chunks.push(new TextDecoder().decode(frame));
+    // The hub hands over HTTP/1.1 chunks; their SSE bytes are what a client reads.
+    const text = new TextDecoder().decode(unchunk(frame));
+    if (!this.retried) {
+      expect(text, 'the first bytes of a stream').toBe(RETRY);
+      this.retried = true;
+      return;
+    }
+    this.chunks.push(text);
   }
   onClose(listener: () => void): void {
     this.closers.push(listener);
@@ -189,20 +202,21 @@ describe('GET /pools/watch with Last-Event-ID', () => {
       const abort = new AbortController();
       const response = await request(svc.app, '/pools/watch', { signal: abort.signal, headers: { 'last-event-id': lastEventId } });
       const reader = response.body!.getReader();
-      const { value } = await reader.read();
+      let text = '';
+      while (!/event: \w+\n/.test(text)) text += new TextDecoder().decode((await reader.read()).value);
       abort.abort();
       await reader.cancel().catch(() => {});
-      return new TextDecoder().decode(value);
+      return text;
     };
     try {
       const revision = svc.join.view.revision;
       expect((await postJson(svc.app, registration())).status).toBe(200);
       await waitFor(() => svc.join.view.revision !== revision, { message: 'the upsert' });
       const resumed = await open(revision);
-      expect(resumed).toMatch(/^: resumed\n\nevent: upsert\nid: \S+\ndata: .*"name":"llama-70b"/);
+      expect(resumed).toMatch(/^retry: 1000\n\n: resumed\n\nevent: upsert\nid: \S+\ndata: .*"name":"llama-70b"/);
       expect(resumed).not.toContain('resync');
       const other = await open(`1${revision}`);
-      expect(other).toMatch(/^event: resync\n/);
+      expect(other).toMatch(/^retry: 1000\n\nevent: resync\n/);
     } finally {
       await svc.stop();
     }

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { brotliCompressSync, brotliDecompress, constants, gunzip, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { poolKey } from '../../src/contract/index.js';
-import { BROTLI_QUALITY, compressBody, GZIP_LEVEL, ListedView, type Compressor } from '../../src/join/listed-view.js';
+import { BROTLI_QUALITY, compressBody, FILTERED_BODIES, GZIP_LEVEL, ListedView, type Compressor } from '../../src/join/listed-view.js';
 import { pool } from '../support/listed-pool.js';
 
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
@@ -76,15 +76,44 @@ describe('ListedView: entity tags', () => {
     }
   });
 
-  it('keeps the bodies of up to 65 filters of one revision, then starts again', () => {
+  it('keeps the bodies of the FILTERED_BODIES filters used last: a new one evicts the least recently used', () => {
     const view = new ListedView({ epoch: 9 });
     const first = view.body('f0');
-    view.body('f1');
+    const second = view.body('f1');
+    for (let i = 2; i < FILTERED_BODIES; i++) view.body(`f${i}`);
+    expect(view.serializations).toBe(FILTERED_BODIES);
+    // f0 used again: f1 is now the least recently used, and the one a new filter evicts.
     expect(view.body('f0')).toBe(first);
-    for (let i = 2; i <= 64; i++) view.body(`f${i}`);
+    view.body(`f${FILTERED_BODIES}`);
     expect(view.body('f0')).toBe(first);
-    view.body('f65');
-    expect(view.body('f0')).not.toBe(first);
+    expect(view.serializations).toBe(FILTERED_BODIES + 1);
+    expect(view.body('f1')).not.toBe(second);
+    expect(view.serializations).toBe(FILTERED_BODIES + 2);
+  });
+
+  it('a flood of distinct filters costs one serialization each, and never evicts the unfiltered body or its encodings', async () => {
+    const view = new ListedView({ epoch: 9 });
+    for (let i = 0; i < 10; i++) view.update(poolKey(pool(`p${i}`)), pool(`p${i}`, { model: `m${i % 3}` }));
+    const plain = view.body();
+    const gzip = view.encoded(undefined, 'gzip').bytes;
+    const tag = view.etag(undefined, 'br');
+    const br = view.encoded(undefined, 'br').bytes;
+    await Promise.all([gzip, br]);
+    const [serialized, compressed] = [view.serializations, view.compressions];
+    for (let i = 0; i < 1000; i++) {
+      view.etag(`nope-${i}`, 'identity');
+      view.body(`nope-${i}`);
+      view.body(`nope-${i}`);
+    }
+    expect(view.serializations - serialized).toBe(1000);
+    expect(view.body()).toBe(plain);
+    expect(view.encoded(undefined, 'gzip').bytes).toBe(gzip);
+    expect(view.encoded(undefined, 'br')).toEqual({ etag: tag, bytes: br });
+    expect(view.serializations - serialized).toBe(1000);
+    expect(view.compressions).toBe(compressed);
+    // A change still makes new bodies for everyone.
+    view.update(poolKey(pool('p0')), null);
+    expect(view.body()).not.toBe(plain);
   });
 
   it('differ between views of different epochs at the same sequence', () => {

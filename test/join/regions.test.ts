@@ -3,7 +3,7 @@
 // dropped while it cannot be read (other regions untouched), its return, lapses of a region nobody
 // sweeps, and a home region that is never dropped.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { PoolList, WatchEvent } from '../../src/contract/index.js';
+import { poolKey, type PoolList, type WatchEvent } from '../../src/contract/index.js';
 import { Join } from '../../src/join/join.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 import { StoreUnavailableError } from '../../src/store/types.js';
@@ -66,19 +66,24 @@ describe('Join across regions', () => {
     expect(join.sourceStatuses().map((s) => s.name).sort()).toEqual(['region:r1', 'region:r2']);
   });
 
-  it('lists a key held in two regions once, with the registration whose content changed last', async () => {
+  it('lists a key held in two regions once, with the registration whose content changed last (its version)', async () => {
     const { join, r1, r2 } = startRegions();
     const first = await r1.heartbeat({ ...SHARED, model: 'older' });
     expect(first.changed).toBe(true);
-    // A later content change in r2 (the memory stores share this process's clock).
-    const changedInR1 = (await r1.snapshot()).records[0]!.changedAtMs;
-    await waitFor(() => performance.timeOrigin + performance.now() > changedInR1 + 1);
-    await r2.heartbeat({ ...SHARED, model: 'newer' });
+    const key = poolKey(SHARED);
+    await eventually(() => expect(join.knownVersion(key)).toBe(1));
+    // A later content change in r2, written as r2's replicas write it: above the version they knew.
+    await r2.heartbeat({ ...SHARED, model: 'newer' }, undefined, join.knownVersion(key));
     await eventually(() => expect(list(join).pools).toMatchObject([{ name: 'shared', model: 'newer', lease_regions: ['r1', 'r2'] }]));
-    // A plain renewal in r1 (same content) changes nothing: the content change time decides, not the renewal.
-    await r1.heartbeat({ ...SHARED, model: 'older' });
+    expect(join.knownVersion(key)).toBe(2);
+    // A plain renewal in r1 (same content) changes nothing: the content change decides, not the renewal.
+    await r1.heartbeat({ ...SHARED, model: 'older' }, undefined, join.knownVersion(key));
     await r1.sweep();
     expect(list(join).pools).toMatchObject([{ model: 'newer' }]);
+    // A change in r1 after it is shown in turn.
+    await r1.heartbeat({ ...SHARED, model: 'newest' }, undefined, join.knownVersion(key));
+    await eventually(() => expect(list(join).pools).toMatchObject([{ model: 'newest' }]));
+    expect(join.knownVersion(key)).toBe(3);
   });
 
   it('holds a followed region that cannot be read, then drops its pools with a delete each; other regions untouched', async () => {

@@ -41,7 +41,7 @@ class WatchedStore extends DelegatingStore {
 
 function feedOf(options: Partial<StoreFeedOptions> & { store?: WatchedStore } = {}) {
   const store = options.store ?? new WatchedStore(createMemoryStore({ leaseMs: 60_000 }));
-  const { logger, lines } = captureLogs('info');
+  const { logger, lines } = captureLogs('debug');
   const due: DueLapse[][] = [];
   const snapshots: StoreSnapshot[] = [];
   const statuses: boolean[] = [];
@@ -226,13 +226,13 @@ describe('StoreFeed: reads', () => {
     expect(line.apply_ms).toEqual(expect.any(Number));
   });
 
-  it('a failed read is logged with the error and the delay before the next', async () => {
+  it('a failed read is logged (debug: the region feed warns of the outage) with the error and the delay before the next', async () => {
     const { feed, store, lines, statuses } = feedOf({ sweepIntervalMs: 60_000, backoff: { initialMs: 30, maxMs: 30, jitter: 0 } });
     store.failSnapshots = [failure()];
     feed.start();
     await eventually(() => expect(statuses).toEqual([false, true]));
-    expect(lines.find((l) => l.msg === 'store cannot be read; keeping the last view')).toMatchObject({
-      level: 40,
+    expect(lines.find((l) => l.msg === 'store cannot be read; retrying')).toMatchObject({
+      level: 20,
       err: 'command timed out after 1000 ms',
       retry_in_ms: 30,
     });

@@ -20,7 +20,7 @@ afterEach(async () => {
 function startFeed(options: { leaseMs?: number; backoff?: BackoffOptions; sweepIntervalMs?: number; follower?: boolean } = {}) {
   const store = new DelegatingStore(createMemoryStore({ leaseMs: options.leaseMs ?? 60_000 }));
   stores.push(store);
-  const { logger, lines } = captureLogs('info');
+  const { logger, lines } = captureLogs('debug');
   const snapshots: StoreSnapshot[] = [];
   const events: LeaseEvent[] = [];
   const statuses: Array<{ readable: boolean; reason?: string }> = [];

@@ -77,15 +77,17 @@ describe('SourceBook', () => {
     expect('regions' in changes.at(-1)!).toBe(false);
   });
 
-  it('ready once every source but the warm-up was synced once, even if one is not synced now', () => {
+  it('the sources named were each synced once, even if one is not synced now (the warm-up, a followed region are not named)', () => {
     const { sources } = book();
     sources.add({ name: 'store', synced: false });
     sources.add({ name: 'warmup', synced: false });
-    expect(sources.ready).toBe(false);
+    sources.add({ name: 'region:far', synced: false });
+    expect(sources.everSyncedAll(['store'])).toBe(false);
     sources.set({ name: 'store', synced: true });
-    expect(sources.ready).toBe(true);
+    expect(sources.everSyncedAll(['store'])).toBe(true);
+    expect(sources.everSyncedAll(['store', 'region:far'])).toBe(false);
     sources.set({ name: 'store', synced: false, reason: 'store cannot be read: timeout' });
-    expect(sources.ready).toBe(true);
+    expect(sources.everSyncedAll(['store'])).toBe(true);
     expect(sources.has('warmup')).toBe(true);
     expect(sources.has('kubernetes')).toBe(false);
     expect(sources.get('store')).toEqual({ name: 'store', synced: false, reason: 'store cannot be read: timeout' });

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { kubeConfigFor } from '../../src/kube/kube-config.js';
+import { KubeConfigError, kubeConfigFor } from '../../src/kube/kube-config.js';
 import { SliceApi } from '../../src/kube/slice-api.js';
 import { parseWatchLine } from '../../src/kube/watch-event.js';
 import { waitFor } from '../support/wait.js';
@@ -22,11 +22,15 @@ afterEach(async () => {
 });
 
 /** A server whose watch reply is written in the given chunks, then ended. */
-async function chunkedServer(chunks: string[]): Promise<string> {
+async function chunkedServer(chunks: string[], encoding: BufferEncoding = 'utf8'): Promise<string> {
   const server = http.createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
-    for (const chunk of chunks) res.write(chunk);
-    res.end();
+    // Each chunk on its own turn, so the client reads them as separate chunks.
+    const next = (i: number) => {
+      if (i === chunks.length) return void res.end();
+      res.write(chunks[i]!, encoding, () => setTimeout(() => next(i + 1), 5));
+    };
+    next(0);
   });
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -56,6 +60,44 @@ describe('SliceApi.watch', () => {
     expect(opened).toBe(true);
     expect(lines).toEqual(['{"type":"BOOKMARK","object":{}}', '{"a":1}', '{"b":2}']);
     expect(end).toEqual({ kind: 'ended', stoppedByReader: false });
+  });
+
+  it('reads a line of exactly the limit; one byte more ends the watch before it is kept, whatever the chunks', async () => {
+    const LIMIT = 1024;
+    const exact = `{"s":"${'é'.repeat((LIMIT - 8) / 2)}"}`;
+    expect(Buffer.byteLength(exact)).toBe(LIMIT);
+    // A two-byte character split between chunks, then a line one byte over the limit, sent in pieces.
+    const bytes = Buffer.from(`${exact}\n{"n":1}\n${'x'.repeat(LIMIT + 1)}\n{"n":2}\n`);
+    const cut = [LIMIT - 3, LIMIT + 5, LIMIT + 600, LIMIT + 1500];
+    const url = await chunkedServer([0, ...cut].map((from, i) => bytes.subarray(from, cut[i] ?? bytes.length).toString('latin1')), 'latin1');
+    const api = new SliceApi({ kubeConfig: kubeConfigAt(url), maxLineBytes: LIMIT });
+    const lines: string[] = [];
+    const end = await api.watch({
+      resourceVersion: '5',
+      signal: new AbortController().signal,
+      timeoutSeconds: 300,
+      idleTimeoutMs: 5_000,
+      onOpen: () => undefined,
+      onLine: (line) => lines.push(line) > 0,
+    });
+    expect(lines).toEqual([exact, '{"n":1}']);
+    expect(end).toEqual({ kind: 'line_too_long', limitBytes: LIMIT });
+  });
+
+  it('a last line without newline past the limit ends the watch too', async () => {
+    const url = await chunkedServer(['{"n":1}\n', 'y'.repeat(600), 'y'.repeat(600)]);
+    const api = new SliceApi({ kubeConfig: kubeConfigAt(url), maxLineBytes: 1000 });
+    const lines: string[] = [];
+    const end = await api.watch({
+      resourceVersion: '5',
+      signal: new AbortController().signal,
+      timeoutSeconds: 300,
+      idleTimeoutMs: 5_000,
+      onOpen: () => undefined,
+      onLine: (line) => lines.push(line) > 0,
+    });
+    expect(lines).toEqual(['{"n":1}']);
+    expect(end).toEqual({ kind: 'line_too_long', limitBytes: 1000 });
   });
 
   it('stops reading when the reader says so', async () => {
@@ -198,5 +240,36 @@ describe('kubeConfigFor', () => {
       if (previous === undefined) delete process.env.KUBECONFIG;
       else process.env.KUBECONFIG = previous;
     }
+  });
+
+  /** Runs `body` with KUBECONFIG and HOME as given (undefined: unset), then puts them back. */
+  function withEnv<T>(env: { KUBECONFIG?: string; HOME?: string }, body: () => T): T {
+    const saved = { KUBECONFIG: process.env.KUBECONFIG, HOME: process.env.HOME };
+    const set = (name: 'KUBECONFIG' | 'HOME', value: string | undefined) => (value === undefined ? delete process.env[name] : (process.env[name] = value));
+    set('KUBECONFIG', env.KUBECONFIG);
+    set('HOME', env.HOME);
+    try {
+      return body();
+    } finally {
+      set('KUBECONFIG', saved.KUBECONFIG);
+      set('HOME', saved.HOME);
+    }
+  }
+
+  it('refuses to fall back to http://localhost:8080 when it finds no configuration, saying what it looked for', () => {
+    const home = mkdtempSync(join(dir, 'home-'));
+    expect(() => withEnv({ HOME: home }, () => kubeConfigFor())).toThrow(
+      new KubeConfigError(
+        'no Kubernetes API configured: KUBECONFIG is not set, there is no ~/.kube/config, and this is no pod with a service account; ' +
+          'set KUBECONFIG to a kubeconfig file, or run in a pod (deploy/README.md)',
+      ),
+    );
+  });
+
+  it('names the kubeconfig it cannot load', () => {
+    const home = mkdtempSync(join(dir, 'home-'));
+    const nowhere = join(dir, 'nowhere');
+    expect(() => withEnv({ HOME: home, KUBECONFIG: nowhere }, () => kubeConfigFor())).toThrow(`cannot load the kubeconfig ${JSON.stringify(nowhere)} (ENOENT)`);
+    expect(() => kubeConfigFor({ kubeconfigPath: nowhere })).toThrow(KubeConfigError);
   });
 });

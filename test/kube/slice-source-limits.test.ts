@@ -3,6 +3,7 @@
 // that fails on something it cannot handle. Short timeouts through the same options the defaults use.
 import net from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { MAX_WATCH_LINE_BYTES } from '../../src/kube/slice-api.js';
 import { expectBackoff } from '../support/backoff.js';
 import { waitFor } from '../support/wait.js';
 import { fixtureObject, startFake, startSource } from './source-harness.js';
@@ -69,6 +70,39 @@ describe('EndpointSlice source limits', () => {
     expect(warnings.every((l) => l.msg === reason)).toBe(true);
     // TCP keep-alive on the watch's socket, so the kernel notices a dead peer too.
     expect(keepAlive).toHaveBeenCalledWith(true, 30_000);
+  });
+
+  it('a watch line that never ends is cut at 16 MiB: the watch ends with a warning and a relist, nothing more of it is read', async () => {
+    const fake = await startFake();
+    fake.add(fixtureObject('mcs/relay-ready.json'));
+    fake.failNextWatches('endless-line');
+    // An idle timeout far beyond what 16 MiB takes over loopback: only the line's length may end this watch.
+    const { listener, source, logs } = startSource(fake, { watchIdleTimeoutMs: 20_000 });
+    await waitFor(() => source.stats.lists === 2 && listener.synced, { timeoutMs: 15_000, message: 'the relist after the endless line' });
+    fake.add(fixtureObject('mcs/frontend-ipv4.json'));
+    await waitFor(() => listener.view.get(LLAMA)?.frontends.length === 1, { message: 'the event, through the watch after the relist' });
+
+    expect(source.stats.oversizedLines).toBe(1);
+    const warning = logs.find((l) => l.msg === 'EndpointSlice watch line longer than the limit; relisting');
+    expect(warning).toMatchObject({ level: 40, limit_bytes: MAX_WATCH_LINE_BYTES, resource_version: '1001' });
+    expect(listener.statuses().map((s) => s.reason)).toContain(`watch line longer than ${MAX_WATCH_LINE_BYTES} bytes; relisting; retrying in 100 ms`);
+    // The server stopped at what the client took before it closed the connection: the limit, and at most
+    // what the two sockets' buffers hold beyond it, far below the 64 MiB it would have sent.
+    expect(fake.endlessLineBytes[0]).toBeGreaterThan(MAX_WATCH_LINE_BYTES);
+    expect(fake.endlessLineBytes[0]).toBeLessThan(MAX_WATCH_LINE_BYTES + 8 * 1024 * 1024);
+  });
+
+  it('bytes of a line that never ends do not keep a watch alive: only complete lines re-arm the idle timer', async () => {
+    const fake = await startFake();
+    fake.add(fixtureObject('mcs/relay-ready.json'));
+    fake.failNextWatches('trickle');
+    const { listener, source, logs } = startSource(fake, { watchIdleTimeoutMs: 300 });
+    await waitFor(() => listener.synced, { message: 'the first sync' });
+    await waitFor(() => fake.watchRequests().length >= 2, { message: 'the watch after the trickling one' });
+    expect(logs.filter((l) => l.level === 40).map((l) => l.msg)).toContain('watch silent for 300 ms (no event or bookmark)');
+    // Resumed where it was: the trickle carried nothing.
+    expect(fake.watchRequests()[1]?.query).toMatchObject({ resourceVersion: '1001' });
+    expect(source.stats.lists).toBe(1);
   });
 
   it('a watch answered with 410 every time relists after a growing backoff (0.8 s doubling to 30 s), not once a second', async () => {

@@ -52,6 +52,15 @@ describe('classifyWatch', () => {
     });
   });
 
+  it('line_too_long: a line past the limit relists, naming the limit', () => {
+    expect(classifyWatch({ kind: 'line_too_long', limitBytes: 1024 }, undefined, DELIVERED)).toEqual({
+      kind: 'line_too_long',
+      resume: undefined,
+      retryReason: 'watch line longer than 1024 bytes; relisting',
+      limitBytes: 1024,
+    });
+  });
+
   it('failed: any other in-stream Status re-watches from the last version after a wait', () => {
     expect(classifyWatch(STOPPED, statusLine(500, 'InternalError', 'etcd unavailable'), DELIVERED)).toEqual({
       kind: 'failed',
@@ -110,8 +119,9 @@ describe('classifyWatch', () => {
 });
 
 describe('relists', () => {
-  it('a 410 and an unparsable line relist (on the relist backoff); nothing else does', () => {
+  it('a 410, an unparsable line and a line past the limit relist (on the relist backoff); nothing else does', () => {
     expect(relists(classifyWatch(STOPPED, statusLine(410), QUIET))).toBe(true);
+    expect(relists(classifyWatch({ kind: 'line_too_long', limitBytes: 1 }, undefined, QUIET))).toBe(true);
     expect(relists(classifyWatch(STOPPED, { kind: 'unparsable', why: 'not JSON' }, QUIET))).toBe(true);
     expect(relists(classifyWatch(STOPPED, statusLine(500), QUIET))).toBe(false);
     expect(relists(classifyWatch({ kind: 'idle', idleMs: 1 }, undefined, QUIET))).toBe(false);

@@ -1,17 +1,30 @@
-// Which region's registration a pool shows (docs/contract.md §7: the latest content change, ties to the
-// region name that sorts first, so every replica shows the same one), the frontends a pool offers, and
+// Which region's registration a pool shows (docs/contract.md §7: the highest version, that is the latest
+// content change in the order its writers saw the changes, ties to the region name that sorts first, so
+// every replica shows the same one; never the regions' clocks), the frontends a pool offers, and
 // the facts a new pool starts from (shown on /debug/pools).
 import { createActor } from 'xstate';
 import { describe, expect, it } from 'vitest';
 import { chooseLease, classify, frontendsOf, NO_REGION, poolMachine, type PoolContext, type RegionLease } from '../../machines/pool.machine.js';
 import { registration } from '../support/registration.js';
 
-const lease = (name: string, changedAtMs: number): RegionLease => ({ registration: registration({ name }), changedAtMs, deadlineMs: 10_000 });
+const lease = (name: string, version: number, changedAtMs = 1000): RegionLease => ({
+  registration: registration({ name }),
+  version,
+  changedAtMs,
+  deadlineMs: 10_000,
+  receipt: 0,
+});
 
 describe('chooseLease', () => {
-  it('shows the registration whose content changed last, whatever the region names', () => {
+  it('shows the registration with the highest version, whatever the region names', () => {
     expect(chooseLease({ a: lease('older', 1), b: lease('newer', 2) })?.registration.name).toBe('newer');
     expect(chooseLease({ b: lease('newer', 2), a: lease('older', 1) })?.registration.name).toBe('newer');
+  });
+
+  it("never by the regions' clocks: a later change time with a lower version is not shown", () => {
+    expect(chooseLease({ a: lease('newer', 3, 1000), b: lease('older', 2, 31_000) })?.registration.name).toBe('newer');
+    expect(chooseLease({ b: lease('older', 2, 31_000), a: lease('newer', 3, 1000) })?.registration.name).toBe('newer');
+    expect(chooseLease({ a: lease('from-a', 4, 1000), b: lease('from-b', 4, 99_000) })?.registration.name).toBe('from-a');
   });
 
   it('on a tie, the region whose name sorts first, in either order', () => {

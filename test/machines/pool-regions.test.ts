@@ -41,22 +41,23 @@ describe('pool machine across regions', () => {
     expect(pool.context().registration?.model).toBe('east-model');
   });
 
-  it('shows the registration whose content changed last, whatever the order the regions were read in', () => {
+  it('shows the registration with the highest version, whatever the order the regions were read in', () => {
+    // B's clock runs ahead: its change time is later, but A's change has the higher version.
     const first = start();
-    first.send({ type: 'LEASE_UPSERT', region: 'b', registration: WEST, deadlineMs: 500, changedAtMs: 30 });
-    first.send({ type: 'LEASE_UPSERT', region: 'a', registration: EAST, deadlineMs: 900, changedAtMs: 10 });
+    first.send({ type: 'LEASE_UPSERT', region: 'b', registration: EAST, deadlineMs: 500, version: 1, changedAtMs: 30 });
+    first.send({ type: 'LEASE_UPSERT', region: 'a', registration: WEST, deadlineMs: 900, version: 2, changedAtMs: 10 });
     const second = start();
-    second.send({ type: 'LEASE_UPSERT', region: 'a', registration: EAST, deadlineMs: 900, changedAtMs: 10 });
-    second.send({ type: 'LEASE_UPSERT', region: 'b', registration: WEST, deadlineMs: 500, changedAtMs: 30 });
+    second.send({ type: 'LEASE_UPSERT', region: 'a', registration: WEST, deadlineMs: 900, version: 2, changedAtMs: 10 });
+    second.send({ type: 'LEASE_UPSERT', region: 'b', registration: EAST, deadlineMs: 500, version: 1, changedAtMs: 30 });
     expect(first.context().registration?.model).toBe('west-model');
     expect(second.context().registration?.model).toBe('west-model');
   });
 
-  it('breaks a tie of change times by the region name that sorts first', () => {
+  it('breaks a tie of versions by the region name that sorts first', () => {
     expect(
       chooseLease({
-        'eu-west-1': { registration: WEST, changedAtMs: 7, deadlineMs: 1 },
-        'ap-south-1': { registration: EAST, changedAtMs: 7, deadlineMs: 1 },
+        'eu-west-1': { registration: WEST, version: 7, changedAtMs: 9, deadlineMs: 1, receipt: 0 },
+        'ap-south-1': { registration: EAST, version: 7, changedAtMs: 7, deadlineMs: 1, receipt: 0 },
       })?.registration.model,
     ).toBe('east-model');
     expect(chooseLease({})).toBeUndefined();

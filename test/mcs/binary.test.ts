@@ -1,7 +1,6 @@
 // The real `poolscope serve` binary in `--pool-discovery mcs` and `karmada`, with KUBECONFIG pointing at a
 // fake Kubernetes API (the recorded fixtures: a list, then its watch lines) and the Redis store; and the
 // suffix check, which refuses clashing suffixes before any Kubernetes client starts.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +9,7 @@ import type { PoolList } from '../../src/contract/index.js';
 import { fixtureLines, fixtureText } from '../kube/helpers.js';
 import { FakeKubeApi } from '../support/fake-kube-api.js';
 import { listPools, postJson } from '../support/http.js';
-import { freePort, REPO_ROOT, startPoolscope, type PoolscopeProcess } from '../support/process.js';
+import { freePort, runPoolscope, startPoolscope, type PoolscopeProcess } from '../support/process.js';
 import { randomPrefix } from '../support/redis-server.js';
 import { useRedis } from '../support/use-redis.js';
 import { eventually, waitFor } from '../support/wait.js';
@@ -64,24 +63,14 @@ async function startFake(): Promise<FakeKubeApi> {
   return fake;
 }
 
-function runRefused(args: string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('POOLSCOPE_')));
-  return new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      ['bin/poolscope.js', 'serve', ...args],
-      { cwd: REPO_ROOT, env: { ...inherited, ...env }, timeout: 20_000 },
-      (_error, _stdout, stderr) => resolve({ code: child.exitCode, stderr }),
-    );
-  });
-}
+const runRefused = (args: string[], env: Record<string, string>) => runPoolscope(['serve', ...args], { env });
 
 describe('suffix validation', () => {
   it.each([
     { clash: 'equal suffixes (mcs)', args: ['--pool-discovery=mcs', '--relay-service-suffix=-svc', '--frontend-service-suffix=-svc'], rule: /must differ/ },
     { clash: 'the frontend suffix ends the relay one (karmada)', args: ['--pool-discovery=karmada', '--frontend-service-suffix=-relay'], rule: /must not be the end of --relay-service-suffix/ },
     { clash: 'the relay suffix ends the frontend one (mcs)', args: ['--pool-discovery=mcs', '--relay-service-suffix=-relay', '--frontend-service-suffix=-pool-relay'], rule: /must not end with/ },
-    { clash: 'equal suffixes from the environment (karmada)', args: ['--pool-discovery=karmada'], env: { POOLSCOPE_FRONTEND_SERVICE_SUFFIX: '-pool-relay' }, rule: /must differ/ },
+    { clash: 'equal suffixes from the environment (karmada)', args: ['--pool-discovery=karmada'], env: { POOLSCOPE_SERVE_FRONTEND_SERVICE_SUFFIX: '-pool-relay' }, rule: /must differ/ },
   ])('$clash: exit 2 naming --frontend-service-suffix, before any Kubernetes request', async ({ args, env, rule }) => {
     const fake = await startFake();
     const result = await runRefused([...args, `--listen=127.0.0.1:${await freePort()}`], { KUBECONFIG: kubeconfigFor(fake), ...env });

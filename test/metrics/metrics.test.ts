@@ -88,9 +88,9 @@ describe('GET /metrics', () => {
 
     // Watchers: one stream open, then none.
     const sse = await SseReader.open(app, '/pools/watch');
-    await waitFor(async () => count(await scrape(app), 'poolscope_watch_subscribers') === 1, { message: 'one watcher' });
+    await waitFor(async () => count(await scrape(app), 'poolscope_watch_subscribers', { stream: 'pools' }) === 1, { message: 'one watcher' });
     await sse.close();
-    await waitFor(async () => count(await scrape(app), 'poolscope_watch_subscribers') === 0, { message: 'no watcher' });
+    await waitFor(async () => count(await scrape(app), 'poolscope_watch_subscribers', { stream: 'pools' }) === 0, { message: 'no watcher' });
 
     // No more heartbeats: both leases lapse, each counted once.
     const lapsed = await waitFor(

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
 import { launchChromium } from '../debug/support/chromium.js';
 import { postJson } from '../support/http.js';
-import { REPO_ROOT, startPoolscope, type PoolscopeProcess } from '../support/process.js';
+import { checkLogStream, REPO_ROOT, startPoolscope, type PoolscopeProcess } from '../support/process.js';
 import { startPrivateRedis, type PrivateRedis } from '../support/redis-server.js';
 import { repeatEvery, waitFor } from '../support/wait.js';
 import { renderDashboard, legendOf, type Panel, type Series } from './dashboard-render.js';
@@ -72,11 +72,12 @@ describe('the dashboard on two live regions', () => {
     const start = Date.now() / 1000;
     // Pools with churn in each region, through its own replica.
     replicas.forEach((replica, i) => {
-      const child = spawn(process.execPath, ['bin/poolscope.js', 'simulate', `--servers=${replica.url}`, '--pools=10', `--first-pool=${i * 100}`, '--churn-interval-secs=0.7', `--seed=${i + 1}`], {
+      const child = spawn(process.execPath, ['bin/poolscope.js', 'simulate', `--servers=${replica.url}`, '--pools=10', `--first-pool=${i * 100}`, '--churn-interval-secs=0.7', '--routers=2', `--seed=${i + 1}`], {
         cwd: REPO_ROOT,
         env: { ...process.env, POOLSCOPE_LOG_LEVEL: 'error' },
-        stdio: 'ignore',
+        stdio: ['ignore', 'pipe', 'ignore'],
       });
+      checkLogStream(child.stdout!, 'poolscope simulate stdout');
       simulations.push(child);
     });
     // Routers following each replica.

@@ -26,7 +26,7 @@ const CONTRACT_ROUTES = [
 /** Served, but not part of the API: the page's own files, and /debug with a trailing slash. */
 const NOT_DESCRIBED = new Set(['GET /debug/', 'GET /debug/assets/{file}']);
 
-type Doc = { openapi: string; paths: Record<string, Record<string, { responses: Record<string, unknown> }>>; components: { schemas: Record<string, unknown> } };
+type Doc = { openapi: string; paths: Record<string, Record<string, { responses: Record<string, unknown>; requestBody?: any }>>; components: { schemas: Record<string, unknown> } };
 
 describe('GET /openapi.json', () => {
   let svc: TestService;
@@ -55,14 +55,22 @@ describe('GET /openapi.json', () => {
     for (const route of CONTRACT_ROUTES) expect(routes, route).toContain(route);
   });
 
-  it('describes every route the app serves, and serves every route it describes', () => {
+  it('describes every route the app serves, and serves every route it describes; HEAD beside every GET, as Hono serves it', async () => {
     const served = new Set(
       svc.app.routes
         .filter((r) => r.method !== 'ALL')
         .map((r) => `${r.method} ${r.path.replace(/:([A-Za-z_]+)/g, '{$1}')}`)
         .filter((r) => !NOT_DESCRIBED.has(r)),
     );
-    expect(described()).toEqual(served);
+    const all = described();
+    expect(new Set([...all].filter((r) => !r.startsWith('HEAD ')))).toEqual(served);
+    const gets = [...all].filter((r) => r.startsWith('GET '));
+    expect(new Set([...all].filter((r) => r.startsWith('HEAD ')))).toEqual(new Set(gets.map((r) => r.replace(/^GET/, 'HEAD'))));
+    for (const path of ['/pools', '/pools/watch', '/livez', '/debug/pools']) {
+      const head = await svc.app.request(path, { method: 'HEAD' });
+      expect(head.status, `HEAD ${path}`).toBe(200);
+      expect(await head.text()).toBe('');
+    }
   });
 
   it('resolves every $ref', () => {
@@ -85,12 +93,44 @@ describe('GET /openapi.json', () => {
   });
 
   it('carries the contract field rules (from the zod schemas)', () => {
-    const input = doc.components.schemas.RegistrationInput as { required: string[]; additionalProperties: boolean; properties: Record<string, { maxLength?: number; maxItems?: number }> };
+    const input = doc.components.schemas.Registration as { required: string[]; additionalProperties: boolean; properties: Record<string, { maxLength?: number; maxItems?: number }> };
     expect(input.required.sort()).toEqual(['cluster_id', 'model', 'name', 'namespace']);
     expect(input.additionalProperties).toBe(false);
     expect(input.properties.cluster_id!.maxLength).toBe(253);
     expect(input.properties.model!.maxLength).toBe(512);
     expect(input.properties.capabilities!.maxItems).toBe(64);
+  });
+
+  it('carries every rule as JSON Schema: the patterns, the URL format, finite numbers; no default that makes a request field required', () => {
+    const input = doc.components.schemas.Registration as { properties: Record<string, any> };
+    for (const field of ['cluster_id', 'namespace', 'name']) expect(new RegExp(input.properties[field].pattern).test('Llama')).toBe(false);
+    expect(input.properties.frontends.items).toMatchObject({ format: 'uri', pattern: expect.any(String) });
+    expect(new RegExp(input.properties.relay.pattern).test('ftp://a')).toBe(false);
+    expect(input.properties.capacity.items.properties.value).toMatchObject({ minimum: -Number.MAX_VALUE, maximum: Number.MAX_VALUE });
+    expect(JSON.stringify(input)).not.toContain('"default"');
+    expect(input.properties.capabilities.description).toMatch(/Default: \[\]/);
+  });
+
+  it('documents the security of every operation, its statuses, and the events of each stream', () => {
+    const schemes = (doc as unknown as { components: { securitySchemes: Record<string, { type: string }> } }).components.securitySchemes;
+    expect(Object.fromEntries(Object.entries(schemes).map(([k, v]) => [k, v.type]))).toEqual({ writeToken: 'http', readToken: 'http', mutualTLS: 'mutualTLS' });
+    type Op = { security: Record<string, string[]>[]; responses: Record<string, any>; requestBody?: any };
+    const op = (path: string, method: string) => (doc.paths[path] as unknown as Record<string, Op>)[method]!;
+    expect(op('/pools', 'post').security).toContainEqual({ writeToken: [] });
+    expect(op('/pools', 'post').security).not.toContainEqual({ readToken: [] });
+    expect(op('/pools', 'get').security).toContainEqual({ readToken: [] });
+    expect(op('/livez', 'get').security).toEqual([{}, { mutualTLS: [] }]);
+    expect(Object.keys(op('/pools', 'post').responses)).toEqual(['200', '400', '401', '403', '408', '413', '414', '415', '417', '431', '500', '503']);
+    expect(op('/pools/watch', 'get').responses['503'].headers['Retry-After']).toBeDefined();
+    expect(op('/pools', 'get').responses['401'].headers['WWW-Authenticate']).toBeDefined();
+    expect(Object.keys(op('/pools', 'post').requestBody.content)).toEqual(['application/json', 'application/x-www-form-urlencoded']);
+    const events = op('/pools/watch', 'get').responses['200'].content['text/event-stream'].schema.anyOf.map((e: any) => e.properties.event.const);
+    expect(events).toEqual(['resync', 'upsert', 'delete', 'overloaded', 'closing']);
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(methods as unknown as Record<string, Op>)) {
+        for (const status of ['400', '408', '414', '417', '431', '500']) expect(operation.responses, `${method} ${path}`).toHaveProperty(status);
+      }
+    }
   });
 
   it('has schemas that accept what the routes answer (no field missing, none extra)', async () => {

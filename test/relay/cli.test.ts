@@ -1,15 +1,15 @@
 // `poolscope relay` as the binary: a bad registration (file or flags) is refused at start, exit 2, with
 // one stderr line naming the flag or the file's field; a good one registers, logs pino lines, and stops
 // with exit 0 on SIGTERM.
-import { spawn, execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { envName } from '../../src/cli/flag-parser.js';
+import { envName } from '../../src/cli/env-names.js';
 import { RELAY_FLAGS } from '../../src/cli/commands/relay-flags.js';
 import { listPools } from '../support/http.js';
-import { REPO_ROOT } from '../support/process.js';
+import { checkLogStream, environmentWithoutPoolscope, REPO_ROOT, runPoolscope } from '../support/process.js';
 import { startService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 
@@ -32,15 +32,7 @@ capacity:
 frontends: [http://10.0.0.7:8000]
 `;
 
-/** The binary with no POOLSCOPE_* variable of this process, plus `env`. */
-function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('POOLSCOPE_')));
-  return new Promise((resolve) => {
-    const child = execFile(process.execPath, [bin, ...args], { cwd: REPO_ROOT, env: { ...inherited, ...env }, timeout: 20_000 }, (_e, stdout, stderr) =>
-      resolve({ code: child.exitCode, stdout, stderr }),
-    );
-  });
-}
+const run = (args: string[], env: Record<string, string> = {}) => runPoolscope(args, { env });
 
 beforeAll(() => {
   const buildError = inject('buildError');
@@ -105,7 +97,7 @@ const REFUSALS: { name: string; args: () => string[]; env?: Record<string, strin
     line: /^poolscope: --name: name: required \(give --name\)$/,
   },
   { name: 'a bad zone flag', args: () => ['--registration-file', file('ok3.yaml', GOOD_YAML), '--zone', 'z'.repeat(300)], line: /^poolscope: --zone: location\.zone: / },
-  { name: 'an empty namespace from env', args: () => ['--registration-file', file('ok4.yaml', GOOD_YAML)], env: { POOLSCOPE_NAMESPACE: '' }, line: /^poolscope: --namespace: must not be empty \(from POOLSCOPE_NAMESPACE\)$/ },
+  { name: 'an empty namespace from env', args: () => ['--registration-file', file('ok4.yaml', GOOD_YAML)], env: { POOLSCOPE_RELAY_NAMESPACE: '' }, line: /^poolscope: --namespace: must not be empty \(from POOLSCOPE_RELAY_NAMESPACE\)$/ },
   { name: 'a server that is no http URL', args: () => ['--servers', 'ftp://x', '--registration-file', file('ok5.yaml', GOOD_YAML)], line: /^poolscope: --servers: "ftp:\/\/x" must be an http/ },
   { name: 'a missing token file', args: () => ['--token-file', join(dir, 'nope'), '--registration-file', file('ok6.yaml', GOOD_YAML)], line: /^poolscope: --token-file: cannot read/ },
   { name: 'a CA file that holds no certificate', args: () => ['--ca-file', file('ca.pem', 'hello'), '--registration-file', file('ok7.yaml', GOOD_YAML)], line: /^poolscope: --ca-file: ".*ca\.pem" holds no PEM certificate$/ },
@@ -137,17 +129,17 @@ describe('poolscope relay', () => {
     expect(result.code).toBe(0);
     for (const spec of RELAY_FLAGS) {
       expect(result.stdout).toContain(`--${spec.name} `);
-      expect(result.stdout).toContain(envName(spec));
+      expect(result.stdout).toContain(envName('relay', spec));
     }
   });
 
   it('registers from a YAML file with a flag and an env variable on top, logs pino lines, and exits 0 on SIGTERM', async () => {
-    const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('POOLSCOPE_')));
     const child = spawn(
       process.execPath,
       [bin, 'relay', '--servers', `${service.url}/`, '--registration-file', file('good.yaml', GOOD_YAML), '--capacity', 'gpus=16'],
-      { cwd: REPO_ROOT, env: { ...inherited, POOLSCOPE_NAME: 'from-env' }, stdio: ['ignore', 'pipe', 'pipe'] },
+      { cwd: REPO_ROOT, env: { ...environmentWithoutPoolscope(), POOLSCOPE_RELAY_NAME: 'from-env' }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
+    checkLogStream(child.stdout, 'poolscope relay stdout');
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

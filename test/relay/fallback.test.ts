@@ -133,7 +133,7 @@ describe('--fallback-servers', () => {
     expect(parsed).toMatchObject({ ok: true, config: { servers: ['http://a:8080'], fallbackServers: ['http://b:8080', 'https://c.example'] } });
     const none = await parseRelayFlags(FIELDS, {});
     expect(none).toMatchObject({ ok: true, config: { fallbackServers: [] } });
-    const fromEnv = await parseRelayFlags(FIELDS, { POOLSCOPE_FALLBACK_SERVERS: 'http://b:8080' });
+    const fromEnv = await parseRelayFlags(FIELDS, { POOLSCOPE_RELAY_FALLBACK_SERVERS: 'http://b:8080' });
     expect(fromEnv).toMatchObject({ ok: true, config: { fallbackServers: ['http://b:8080'] } });
   });
 
@@ -148,7 +148,7 @@ describe('--fallback-servers', () => {
       line: /^poolscope: --fallback-servers: "http:\/\/a:8080" is in --servers too; a fallback is a replica of another region$/,
     },
     { name: 'given twice', args: ['--fallback-servers', 'http://b:1', '--fallback-servers', 'http://c:1'], line: /^poolscope: --fallback-servers: given more than once$/ },
-    { name: 'a bad env value', args: [], env: { POOLSCOPE_FALLBACK_SERVERS: 'x' }, line: /^poolscope: --fallback-servers: "x" is not a URL.* \(from POOLSCOPE_FALLBACK_SERVERS\)$/ },
+    { name: 'a bad env value', args: [], env: { POOLSCOPE_RELAY_FALLBACK_SERVERS: 'x' }, line: /^poolscope: --fallback-servers: "x" is not a URL.* \(from POOLSCOPE_RELAY_FALLBACK_SERVERS\)$/ },
   ])('poolscope relay refuses $name with exit 2 and one line', async ({ args, env, line }) => {
     const c = capture(env);
     const code = await main(['relay', ...args, ...FIELDS], c.io);

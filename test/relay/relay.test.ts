@@ -99,6 +99,30 @@ describe('startRelay', () => {
       }
     });
 
+    it('retries at least every half interval once its lease has run out, so it renews within a renewal window', async () => {
+      // A store outage longer than the lease: the lease is held only for one renewal window after it
+      // (interval + command timeout, docs/contract.md §9). Retrying at the full interval after each
+      // failed attempt (a 503 after the command timeout) would put the first renewal at the window's end.
+      const intervalMs = 1000;
+      const commandTimeoutMs = 200;
+      const service = track(
+        await startService({ registrationStorage: 'redis', redisUrl: redis.url, redisPrefix: redis.prefix, redisCommandTimeoutMs: commandTimeoutMs, heartbeatIntervalMs: intervalMs, leaseMs: 2000 }),
+      );
+      const { relay, beats } = relayTo([service.url], { random: () => 1 });
+      await relay.registered;
+      redis.pause();
+      try {
+        const leaseEnd = relay.status.lastAcceptedAt! + 2000;
+        await waitFor(() => beats.filter((b) => !b.ok && b.at > leaseEnd).length >= 4, { timeoutMs: 10_000 });
+        const attempts = beats.filter((b) => b.at > leaseEnd).map((b) => b.at);
+        const spacing = attempts.slice(1).map((at, i) => at - attempts[i]!);
+        for (const gap of spacing) expect(gap).toBeLessThan(intervalMs / 2 + commandTimeoutMs + 150);
+      } finally {
+        redis.resume();
+      }
+      await waitFor(() => beats.at(-1)?.ok === true, { timeoutMs: 5000 });
+    });
+
     it('to the next replica when one never answers, within the request timeout', async () => {
       const silent = track(await startSilentServer());
       const healthy = track(await startService({ heartbeatIntervalMs: 1000 }));
@@ -177,16 +201,21 @@ describe('startRelay', () => {
       await expect(relay.registered).resolves.toMatchObject({ pool: 'us-east-1/llm/relayed' });
     });
 
-    it('is refused without the token (an error line, 401), and cannot connect without the CA', async () => {
+    it('is refused without the token (an error line naming --token-file, 401), and cannot connect without the CA (a warning naming --ca-file)', async () => {
       const { readFileSync } = await import('node:fs');
       const noToken = relayTo([service.url], { ca: readFileSync(files!.cert) });
       await waitFor(() => noToken.beats.length >= 1);
       expect(noToken.beats[0]).toMatchObject({ ok: false, status: 401 });
-      await waitFor(() => noToken.logs.lines.some((l) => l.level === 50 && l.msg === 'heartbeat refused; trying the next replica'));
+      const refusal = await waitFor(() =>
+        noToken.logs.lines.find((l) => l.level === 50 && l.msg === 'heartbeat refused by every replica; retrying with a growing backoff'),
+      );
+      expect(refusal).toMatchObject({ status: 401, next_step: expect.stringMatching(/^pass a write token .* with --token-file$/) });
       const noCa = relayTo([service.url], { token: 'secret-token' });
       await waitFor(() => noCa.beats.length >= 1);
       expect(noCa.beats[0]).toMatchObject({ ok: false, status: undefined });
       expect((noCa.beats[0] as { reason: string }).reason).toMatch(/certificate/i);
+      const warning = await waitFor(() => noCa.logs.lines.find((l) => l.level === 40 && l.msg === 'heartbeat failed; trying the next replica'));
+      expect(warning).toMatchObject({ next_step: "pass the CA that signed the replica's certificate with --ca-file" });
     });
   });
 });

@@ -184,6 +184,26 @@ export function describeStoreContract(name: string, target: StoreContractTarget)
       expect(snapshotRecord).toMatchObject({ version: 2, registration: { model: changed.model } });
     });
 
+    it('takes a version above the highest the writer knew in other regions for a new lease or a changed content, never for a renewal', async () => {
+      const store = await open({ leaseMs: LONG_LEASE_MS });
+      const recorder = record(store, (await store.snapshot()).position);
+      // New: one above the version known elsewhere.
+      expect((await store.heartbeat(registration('ordered', 0), undefined, 4)).changed).toBe(true);
+      // A plain renewal keeps its version, whatever is known elsewhere.
+      expect((await store.heartbeat(registration('ordered', 0), undefined, 9)).changed).toBe(false);
+      // A change: above both its own version and the one known elsewhere...
+      await store.heartbeat(registration('ordered', 1), undefined, 7);
+      // ...and above its own when that is the higher.
+      await store.heartbeat(registration('ordered', 2), undefined, 3);
+      const marker = registration('marker');
+      await store.heartbeat(marker);
+      const events = await recorder.untilUpsertOf(keyOf(marker));
+      const ordered = keyOf(registration('ordered', 0));
+      expect(events.filter((e) => e.type === 'upsert' && e.record.key === ordered).map((e) => (e.type === 'upsert' ? e.record.version : 0))).toEqual([5, 8, 9]);
+      const [snapshotRecord] = (await store.snapshot()).records.filter((r) => r.key === ordered);
+      expect(snapshotRecord).toMatchObject({ version: 9 });
+    });
+
     it('keeps one epoch across snapshots and heartbeats', async () => {
       const store = await open({ leaseMs: LONG_LEASE_MS });
       const { epoch } = await store.snapshot();

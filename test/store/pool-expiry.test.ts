@@ -1,10 +1,12 @@
-// Pool hashes that expire with their lease (docs/design.md "The store"): each hash expires at its deadline
-// on Redis's clock, so nothing reads a lapsed registration, while the deadlines set still turns every
-// expiry into exactly one `lapse` in the log, swept or not, even when the hash went first.
+// Pool hashes that outlive their lease by a backstop (docs/design.md "The store"): each hash expires a day
+// after its deadline on Redis's clock, later than any lapse a renewal window allows (docs/contract.md §9),
+// while outside outages a lease past its deadline is in no snapshot, is due, and the sweep turns it into
+// exactly one `lapse` in the log and removes its hash.
 import { Redis } from 'ioredis';
-import pino from 'pino';
+import { silentLogger } from '../support/logs.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStore } from '../../src/store/redis/index.js';
+import { REGISTRATION_BACKSTOP_MS } from '../../src/store/redis/store.js';
 import { createStoreKeys, type StoreKeys } from '../../src/store/redis/keys.js';
 import type { RegistrationStore } from '../../src/store/types.js';
 import { randomPrefix, startRedis, type SharedRedis } from '../support/redis-server.js';
@@ -31,7 +33,7 @@ afterEach(async () => {
 
 function openStore(leaseMs: number): { store: RegistrationStore; keys: StoreKeys } {
   const prefix = randomPrefix('expiry');
-  const store = createRedisStore({ url: redis.url, prefix, leaseMs, commandTimeoutMs: 1000, logger: pino({ level: 'silent' }) });
+  const store = createRedisStore({ url: redis.url, prefix, leaseMs, commandTimeoutMs: 1000, logger: silentLogger() });
   opened.push(store);
   return { store, keys: createStoreKeys(prefix) };
 }
@@ -56,8 +58,13 @@ async function deadlineOf(keys: StoreKeys, key: string): Promise<number | null> 
 const summary = (events: WatchRecorder['events']) =>
   events.map((e) => (e.type === 'lapse' ? `lapse ${e.key} @${e.atMs}` : `upsert ${e.record.key} v${e.record.version}`));
 
-describe('pool hashes that expire with their lease', () => {
-  it('expire at the lease deadline on Redis clock, moved by every renewal', async () => {
+/** Until Redis's clock is past `deadline`. */
+function pastDeadline(deadline: number) {
+  return eventually(async () => (await redisNowMs()) > deadline, { what: 'the deadline', timeoutMs: SHORT_LEASE_MS + 1000 });
+}
+
+describe('pool hashes that outlive their lease by a backstop', () => {
+  it('expire a backstop after the lease deadline on Redis clock, moved by every renewal', async () => {
     const { store, keys } = openStore(LONG_LEASE_MS);
     const reg = registration('expiring');
     await store.heartbeat(reg);
@@ -65,32 +72,32 @@ describe('pool hashes that expire with their lease', () => {
     const fields = await inspector.hgetall(hash);
     const deadline = Number(fields.renewed_at_ms) + Number(fields.lease_ms);
     expect(Number(fields.lease_ms)).toBe(LONG_LEASE_MS);
-    expect(await inspector.pexpiretime(hash)).toBe(deadline);
+    expect(await inspector.pexpiretime(hash)).toBe(deadline + REGISTRATION_BACKSTOP_MS);
     expect(await deadlineOf(keys, keyOf(reg))).toBe(deadline);
     const pttl = await inspector.pttl(hash);
-    expect(pttl).toBeGreaterThan(0);
-    expect(pttl).toBeLessThanOrEqual(deadline - Number(fields.renewed_at_ms));
+    expect(pttl).toBeGreaterThan(REGISTRATION_BACKSTOP_MS);
+    expect(pttl).toBeLessThanOrEqual(deadline - Number(fields.renewed_at_ms) + REGISTRATION_BACKSTOP_MS);
 
     // A plain renewal moves the expiry with the deadline.
     await eventually(async () => (await redisNowMs()) > Number(fields.renewed_at_ms), { what: 'the clock to move' });
     expect((await store.heartbeat(reg)).changed).toBe(false);
     const renewed = Number(await inspector.hget(hash, 'renewed_at_ms')) + LONG_LEASE_MS;
     expect(renewed).toBeGreaterThan(deadline);
-    expect(await inspector.pexpiretime(hash)).toBe(renewed);
+    expect(await inspector.pexpiretime(hash)).toBe(renewed + REGISTRATION_BACKSTOP_MS);
     expect(await deadlineOf(keys, keyOf(reg))).toBe(renewed);
   });
 
-  it('is gone after its deadline; the sweep still logs one lapse, dated at the deadline', async () => {
+  it('past its deadline is in no snapshot and due; the sweep logs one lapse, dated at the deadline, and removes the hash', async () => {
     const { store, keys } = openStore(SHORT_LEASE_MS);
     const recorder = follow(store, (await store.snapshot()).position);
     const reg = registration('gone');
     await store.heartbeat(reg);
     const deadline = (await deadlineOf(keys, keyOf(reg)))!;
     const hash = keys.pool(keyOf(reg));
-    await eventually(async () => (await inspector.exists(hash)) === 0, { what: 'the hash to expire', timeoutMs: SHORT_LEASE_MS + 1000 });
-    expect(await redisNowMs()).toBeGreaterThan(deadline);
+    await pastDeadline(deadline);
 
-    // Expired, not swept: still in the deadlines set and due, in no snapshot.
+    // Run out, not swept: its hash still there, still in the deadlines set and due, in no snapshot.
+    expect(await inspector.exists(hash)).toBe(1);
     expect(await deadlineOf(keys, keyOf(reg))).toBe(deadline);
     expect(await store.dueLapses()).toEqual([{ key: keyOf(reg), atMs: deadline }]);
     expect((await store.snapshot()).records).toEqual([]);
@@ -98,6 +105,7 @@ describe('pool hashes that expire with their lease', () => {
     expect((await store.sweep()).lapsed).toBe(1);
     expect((await store.sweep()).lapsed).toBe(0);
     expect(await deadlineOf(keys, keyOf(reg))).toBeNull();
+    expect(await inspector.exists(hash)).toBe(0);
     expect(await store.dueLapses()).toEqual([]);
     const marker = registration('marker');
     await store.heartbeat(marker);
@@ -105,21 +113,21 @@ describe('pool hashes that expire with their lease', () => {
     expect(summary(events)).toEqual([`upsert ${keyOf(reg)} v1`, `lapse ${keyOf(reg)} @${deadline}`, `upsert ${keyOf(marker)} v1`]);
   });
 
-  it('logs lapse then upsert for a heartbeat that comes after the hash expired unswept', async () => {
+  it('logs lapse then upsert for a heartbeat that comes after the deadline, unswept', async () => {
     const { store, keys } = openStore(SHORT_LEASE_MS);
     const recorder = follow(store, (await store.snapshot()).position);
     const reg = registration('back');
     await store.heartbeat(reg);
     const deadline = (await deadlineOf(keys, keyOf(reg)))!;
     const hash = keys.pool(keyOf(reg));
-    await eventually(async () => (await inspector.exists(hash)) === 0, { what: 'the hash to expire', timeoutMs: SHORT_LEASE_MS + 1000 });
+    await pastDeadline(deadline);
 
     expect((await store.heartbeat(reg)).changed).toBe(true);
     const events = await recorder.until((e) => e.length >= 3);
     expect(summary(events)).toEqual([`upsert ${keyOf(reg)} v1`, `lapse ${keyOf(reg)} @${deadline}`, `upsert ${keyOf(reg)} v1`]);
     const fresh = (await deadlineOf(keys, keyOf(reg)))!;
     expect(fresh).toBeGreaterThan(deadline);
-    expect(await inspector.pexpiretime(hash)).toBe(fresh);
+    expect(await inspector.pexpiretime(hash)).toBe(fresh + REGISTRATION_BACKSTOP_MS);
     expect((await store.sweep()).lapsed).toBe(0);
     expect((await store.snapshot()).records.map((r) => r.key)).toEqual([keyOf(reg)]);
   });
@@ -129,7 +137,7 @@ describe('pool hashes that expire with their lease', () => {
     const reg = registration('outlived');
     await store.heartbeat(reg);
     const hash = keys.pool(keyOf(reg));
-    // Older versions kept the hash for a few leases past the deadline.
+    // Hashes outlive their deadline (by the backstop; older versions' for a few leases).
     await inspector.persist(hash);
     const deadline = (await deadlineOf(keys, keyOf(reg)))!;
     // A snapshot leaves out a lease whose deadline had passed when its read began; one that ends past the

@@ -1,6 +1,6 @@
 // The Redis store on a local Redis Cluster of three masters: every script touches only keys of the
 // store's one hash tag, passed in KEYS, so it runs on whichever master owns that slot.
-import pino from 'pino';
+import { silentLogger } from '../support/logs.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStore } from '../../src/store/redis/index.js';
 import type { RegistrationStore } from '../../src/store/types.js';
@@ -20,7 +20,7 @@ describe('redis store on Redis Cluster', () => {
   it('runs the heartbeat, snapshot, watch and sweep cycle', async () => {
     const prefix = randomPrefix('cluster');
     const open = (leaseMs: number): RegistrationStore =>
-      createRedisStore({ url: cluster.url, prefix, leaseMs, commandTimeoutMs: 1000, logger: pino({ level: 'silent' }) });
+      createRedisStore({ url: cluster.url, prefix, leaseMs, commandTimeoutMs: 1000, logger: silentLogger() });
     const [writer, reader] = [open(300), open(300)];
     const recorder = new WatchRecorder(reader, (await reader.snapshot()).position);
     try {

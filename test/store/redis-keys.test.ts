@@ -52,6 +52,17 @@ describe('pool key escaping', () => {
   it('refuses malformed escaped text', () => {
     for (const bad of ['%', '%4', '%zz', 'a b', '{x}', '%C3']) expect(() => unescapeKeyPart(bad)).toThrow(RangeError);
   });
+
+  it('says what it refused, quoted', () => {
+    expect(() => escapeKeyPart('a\ud800')).toThrow('pool key is not well-formed Unicode: "a\\ud800"');
+    expect(() => unescapeKeyPart('a b')).toThrow('not an escaped key part: "a b"');
+    expect(() => unescapeKeyPart('%C3')).toThrow('escaped key part is not UTF-8: "%C3"');
+  });
+
+  it('keeps a key of DNS-1123 names as it is, but for its slashes', () => {
+    expect(escapeKeyPart('us-east-1/llm.a_b/llama-70b')).toBe('us-east-1%2Fllm.a_b%2Fllama-70b');
+    expect(escapeKeyPart('ab')).toBe('ab');
+  });
 });
 
 describe('store keys', () => {
@@ -65,7 +76,23 @@ describe('store keys', () => {
     expect(keys.pool('}:x')).toBe('{poolscope}:pool:%7D%3Ax');
   });
 
+  it('shares the epoch, stamp and outages between pools and routers; every other router key is their own', () => {
+    const pools = createStoreKeys('p');
+    const routers = createStoreKeys('p', 'routers');
+    expect(pools).toMatchObject({ epoch: '{p}:epoch', stamp: '{p}:stamp', outages: '{p}:outages' });
+    expect(routers).toMatchObject({
+      deadlines: '{p}:router-deadlines',
+      changes: '{p}:router-changes',
+      epoch: '{p}:epoch',
+      stamp: '{p}:stamp',
+      outages: '{p}:outages',
+    });
+    expect(routers.pool('r/1')).toBe('{p}:router:r%2F1');
+    expect(createStoreKeys('p', 'pools').deadlines).toBe('{p}:deadlines');
+  });
+
   it('refuses a prefix that would move the hash tag', () => {
+    expect(() => createStoreKeys('a{b')).toThrow('redis prefix must be non-empty and hold no "{" or "}", got "a{b"');
     for (const bad of ['', 'a{b', 'a}b', '{x}']) expect(() => createStoreKeys(bad)).toThrow(RangeError);
     expect(createStoreKeys('team:a/b').changes).toBe('{team:a/b}:changes');
   });

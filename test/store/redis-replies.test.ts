@@ -128,9 +128,11 @@ describe('snapshot records', () => {
 });
 
 describe('due lapses', () => {
-  it("are Redis's clock, then each key with its deadline, soonest first as Redis sent them", () => {
-    expect(parseDueReply([5000, 'a', '4000', 'b', '4500'])).toEqual({
+  it("are Redis's clock, the reader's unbroken reading, then each key with its deadline, soonest first as Redis sent them", () => {
+    expect(parseDueReply([5000, 3000, 7000, 'a', '4000', 'b', '4500'])).toEqual({
       nowMs: 5000,
+      readSinceMs: 3000,
+      heldUntilMs: 7000,
       due: [
         { key: 'a', atMs: 4000, score: '4000' },
         { key: 'b', atMs: 4500, score: '4500' },
@@ -139,7 +141,12 @@ describe('due lapses', () => {
   });
 
   it('none due is an empty list, and a dangling key is ignored', () => {
-    expect(parseDueReply([5000])).toEqual({ nowMs: 5000, due: [] });
-    expect(parseDueReply([5000, 'a', '4000', 'b'] as never)).toEqual({ nowMs: 5000, due: [{ key: 'a', atMs: 4000, score: '4000' }] });
+    expect(parseDueReply([5000, -1, -1])).toEqual({ nowMs: 5000, readSinceMs: -1, heldUntilMs: undefined, due: [] });
+    expect(parseDueReply([5000, -1, -1, 'a', '4000', 'b'] as never)).toEqual({
+      nowMs: 5000,
+      readSinceMs: -1,
+      heldUntilMs: undefined,
+      due: [{ key: 'a', atMs: 4000, score: '4000' }],
+    });
   });
 });

@@ -1,5 +1,5 @@
 // The redis+sentinel:// form end to end: the store asks a Sentinel for the master and works on it.
-import pino from 'pino';
+import { silentLogger } from '../support/logs.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStore } from '../../src/store/redis/index.js';
 import { startRedisSentinel, type LocalRedisSentinel } from '../support/redis-sentinel.js';
@@ -21,7 +21,7 @@ describe('redis store through Sentinel', () => {
       prefix: randomPrefix('sentinel'),
       leaseMs: 60_000,
       commandTimeoutMs: 1000,
-      logger: pino({ level: 'silent' }),
+      logger: silentLogger(),
     });
     const recorder = new WatchRecorder(store, (await store.snapshot()).position);
     try {

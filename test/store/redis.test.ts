@@ -1,7 +1,7 @@
 // The store contract on a real redis-server (three store instances on one server act as three replicas),
 // plus what only the Redis store has: escaped keys that never touch another pool's keys.
 import { Redis } from 'ioredis';
-import pino from 'pino';
+import { silentLogger } from '../support/logs.js';
 import { describe, expect, it } from 'vitest';
 import type { Registration } from '../../src/contract/index.js';
 import { createRedisStore } from '../../src/store/redis/index.js';
@@ -12,7 +12,7 @@ import { useRedis } from '../support/use-redis.js';
 import { describeStoreContract } from './contract.js';
 import { eventually, pause, registration, ReplayedView, WatchRecorder } from './contract-support.js';
 
-const logger = pino({ level: 'silent' });
+const logger = silentLogger();
 const redis = useRedis();
 
 function openStore(prefix: string, leaseMs: number, changeLogCap?: number): RegistrationStore {

@@ -4,11 +4,12 @@
 // (a TCP proxy here), notices a path that holds every byte within the command timeout + 250 ms, comes
 // back once the path does, and gets a change no sooner than the path delivers it.
 import { Redis } from 'ioredis';
-import pino from 'pino';
+import { silentLogger } from '../support/logs.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisReader, createRedisStore } from '../../src/store/redis/index.js';
 import { DUE_LAPSES_PAGE, readDueLapses } from '../../src/store/redis/due-lapses.js';
 import { createStoreKeys } from '../../src/store/redis/keys.js';
+import { ReaderContinuity, windowTiming } from '../../src/store/redis/renewal-window.js';
 import { ReplicaLink } from '../../src/store/redis/replica-link.js';
 import { defineReadScripts } from '../../src/store/redis/scripts.js';
 import { openRedisSession } from '../../src/store/redis/session.js';
@@ -19,7 +20,7 @@ import { randomPrefix, startPrivateRedis, type PrivateRedis } from '../support/r
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { eventually, keyOf, registration, WatchRecorder } from './contract-support.js';
 
-const logger = pino({ level: 'silent' });
+const logger = silentLogger();
 const SHORT_LEASE_MS = 300;
 const LONG_LEASE_MS = 60_000;
 /** The command timeout of the reader across the proxy; the design allows 250 ms more to notice a hold. */
@@ -43,8 +44,12 @@ async function startReplicaOf(of: PrivateRedis): Promise<PrivateRedis> {
   return started;
 }
 
-/** Masters here start a full sync at once (Redis 7.0 waits 5 s for more replicas by default). */
-const startMaster = () => startPrivateRedis({ args: ['--repl-diskless-sync-delay', '0'] });
+/**
+ * Masters here start a full sync at once (Redis 7.0 waits 5 s for more replicas by default), and ping their
+ * replicas every second, as docs/operations.md asks of a master whose replicas serve followers: a replica
+ * is read only while it heard from its master within the writers' stale bound.
+ */
+const startMaster = () => startPrivateRedis({ args: ['--repl-diskless-sync-delay', '0', '--repl-ping-replica-period', '1'] });
 
 beforeAll(async () => {
   master = await startMaster();
@@ -176,6 +181,8 @@ describe('region reader on a read-only replica', () => {
     // Two runs of equal deadlines, longer than a page, and one lease not due.
     await onMaster.zadd(keys.deadlines, past, 'a', past, 'b', past, 'c', past + 1, 'd', past + 1, 'e', past + 1, 'f', past + 2, 'g');
     await onMaster.zadd(keys.deadlines, Date.now() + 60_000, 'later');
+    // The region's writers stamp (stamp-3.lua): a stamp that is current throughout the test.
+    await onMaster.set(keys.stamp, Date.now() + 60_000);
     const session = openRedisSession({
       url: replica.url,
       prefix,
@@ -187,7 +194,14 @@ describe('region reader on a read-only replica', () => {
     });
     opened.push({ close: async () => session.client.disconnect() });
     const read = (pageSize: number, graceMs = 0) =>
-      readDueLapses({ runner: session.runner, keys: session.keys, replicaLink: new ReplicaLink(), graceMs, pageSize });
+      readDueLapses({
+        runner: session.runner,
+        keys: session.keys,
+        replicaLink: new ReplicaLink(windowTiming(1000, 15_000).staleMs),
+        continuity: new ReaderContinuity(windowTiming(1000, 15_000)),
+        graceMs,
+        pageSize,
+      });
     const expected = members.map((key, i) => ({ key, atMs: past + (i < 3 ? 0 : i < 6 ? 1 : 2) }));
     await eventually(async () => (await onReplica.zcard(keys.deadlines)) === 8, { what: 'replication' });
     for (const pageSize of [1, 2, 3, 4, 7, DUE_LAPSES_PAGE]) expect(await read(pageSize), `pages of ${pageSize}`).toEqual(expected);

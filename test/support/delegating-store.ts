@@ -31,8 +31,8 @@ export class DelegatingStore implements RegistrationStore {
     this.forgetsOnRestart = options.forgetsOnRestart ?? inner.forgetsOnRestart;
   }
 
-  heartbeat(registration: Registration, canonical?: string): Promise<HeartbeatResult> {
-    return this.inner.heartbeat(registration, canonical);
+  heartbeat(registration: Registration, canonical?: string, knownVersion?: number): Promise<HeartbeatResult> {
+    return this.inner.heartbeat(registration, canonical, knownVersion);
   }
 
   async snapshot(): Promise<StoreSnapshot> {

@@ -23,10 +23,15 @@ export interface RecordedRequest {
  */
 export type ListFailure = 500 | 'drop' | 'hang' | 'stall';
 /**
- * A watch: HTTP 500, dropped, HTTP 410, `line-410` (200 and one 410 ERROR line, as real servers do), or
- * `silent` (200, then not a byte however the objects change, the connection open: a half-open path).
+ * A watch: HTTP 500, dropped, HTTP 410, `line-410` (200 and one 410 ERROR line, as real servers do),
+ * `silent` (200, then not a byte however the objects change, the connection open: a half-open path),
+ * `endless-line` (200, then one line that never ends, as fast as the client reads, up to ENDLESS_LINE_CAP
+ * bytes, then silence with the connection open) or `trickle` (200, then one byte of a line every 20 ms).
  */
-export type WatchFailure = 500 | 'drop' | 'http-410' | 'line-410' | 'silent';
+export type WatchFailure = 500 | 'drop' | 'http-410' | 'line-410' | 'silent' | 'endless-line' | 'trickle';
+
+/** What an `endless-line` watch sends at most: four times the client's limit, so a client without one shows it. */
+export const ENDLESS_LINE_CAP = 64 * 1024 * 1024;
 
 type KubeObject = { metadata: { name: string; namespace: string; resourceVersion?: string } } & Record<string, unknown>;
 
@@ -54,6 +59,8 @@ export class FakeKubeApi {
   private listFailures: ListFailure[] = [];
   private watchFailures: WatchFailure[] = [];
   private everyWatchFails: WatchFailure | undefined;
+  /** Bytes of the endless line that each `endless-line` watch got into its socket, in order. */
+  readonly endlessLineBytes: number[] = [];
 
   private constructor(
     private readonly server: http.Server,
@@ -200,6 +207,11 @@ export class FakeKubeApi {
     this.record({ resourceVersion, namespace: event.object.metadata.namespace, type: event.type, line });
   }
 
+  private sendEndlessLine(res: http.ServerResponse): void {
+    const index = this.endlessLineBytes.push(0) - 1;
+    endlessLine(res, (total) => (this.endlessLineBytes[index] = total));
+  }
+
   async close(): Promise<void> {
     for (const watcher of this.watchers) watcher.res.destroy();
     this.watchers.clear();
@@ -279,6 +291,8 @@ export class FakeKubeApi {
     res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
     res.flushHeaders();
     if (failure === 'silent') return;
+    if (failure === 'endless-line') return this.sendEndlessLine(res);
+    if (failure === 'trickle') return trickle(res);
     if (failure === 'line-410' || from < this.oldestWatchable) {
       write(res, expiredLine(asked, this.oldestWatchable));
       return void res.end();
@@ -291,6 +305,27 @@ export class FakeKubeApi {
     this.watchers.add(watcher);
     res.on('close', () => this.watchers.delete(watcher));
   }
+}
+
+/** One line that never ends, written whenever the client has taken the last chunk, up to ENDLESS_LINE_CAP. */
+function endlessLine(res: http.ServerResponse, onBytes: (total: number) => void): void {
+  const chunk = Buffer.alloc(64 * 1024, 'x');
+  let total = 0;
+  const pump = () => {
+    while (!res.destroyed && total < ENDLESS_LINE_CAP) {
+      total += chunk.length;
+      onBytes(total);
+      if (!res.write(chunk)) return void res.once('drain', pump);
+    }
+  };
+  res.write('{"type":"ADDED","object":{"metadata":{"name":"');
+  pump();
+}
+
+/** A byte of a line every 20 ms, never its end. */
+function trickle(res: http.ServerResponse): void {
+  const timer = setInterval(() => (res.destroyed ? clearInterval(timer) : res.write('x')), 20);
+  res.on('close', () => clearInterval(timer));
 }
 
 function write(res: http.ServerResponse, line: string): void {

@@ -1,6 +1,10 @@
-// Run `poolscope` as a child process (the real binary), collect its pino lines, stop it cleanly.
-import { spawn, type ChildProcess } from 'node:child_process';
+// Run `poolscope` as a child process (the real binary): `serve` until stopped (startPoolscope: its pino lines
+// collected, stopped cleanly), or any command to its end (runPoolscope). Every stdout line of either is
+// checked as a log line (log-lines.ts).
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { checkLogLine, checkLogText } from './log-lines.js';
 import { freePort } from './redis-server.js';
 import { waitFor } from './wait.js';
 
@@ -18,6 +22,47 @@ export interface PoolscopeProcess {
   /** SIGTERM and wait for the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
   exited: Promise<number | null>;
+}
+
+export interface PoolscopeRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** This process's environment without its POOLSCOPE_* names, so a child reads only what a test gives it. */
+export function environmentWithoutPoolscope(): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('POOLSCOPE_')));
+}
+
+/**
+ * Runs `poolscope <args>` (bin/poolscope.js on the dist/ build) to its end, with no POOLSCOPE_* variable of
+ * this process plus `env`; its stdout lines are checked as log lines.
+ */
+export function runPoolscope(args: string[], options: { env?: Record<string, string | undefined>; timeoutMs?: number } = {}): Promise<PoolscopeRun> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      ['bin/poolscope.js', ...args],
+      { cwd: REPO_ROOT, env: { ...environmentWithoutPoolscope(), ...options.env }, timeout: options.timeoutMs ?? 20_000 },
+      (_error, stdout, stderr) => {
+        checkLogText(stdout, `poolscope ${args[0] ?? ''} stdout`);
+        resolve({ code: child.exitCode, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** Checks each line a child writes to `stream` as a log line (log-lines.ts), as it comes. */
+export function checkLogStream(stream: Readable, where: string): void {
+  let buffer = '';
+  stream.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString();
+    const nl = buffer.lastIndexOf('\n');
+    if (nl === -1) return;
+    checkLogText(buffer.slice(0, nl), where);
+    buffer = buffer.slice(nl + 1);
+  });
 }
 
 /** `serve` flags for a replica on a test's Redis under `prefix`, with a 300 ms command timeout (an outage shows at once). */
@@ -64,6 +109,7 @@ export async function startPoolscope(
     while ((nl = stdoutBuffer.indexOf('\n')) >= 0) {
       const line = stdoutBuffer.slice(0, nl);
       stdoutBuffer = stdoutBuffer.slice(nl + 1);
+      checkLogLine(line, 'poolscope serve stdout');
       try {
         logs.push(JSON.parse(line));
       } catch {

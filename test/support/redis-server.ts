@@ -1,7 +1,8 @@
 // redis-server processes for tests. startPrivateRedis(): a redis-server of its own on a free 127.0.0.1
 // port, which a test may stop, kill, restart on the same port, pause and resume; a test file takes one
 // through `useRedis()` (use-redis.ts), and the benchmarks call it directly. startRedis(): a server named
-// by REDIS_URL, a container when TEST_REDIS=container, else a private one. Tests keep apart by key prefix
+// by REDIS_URL, else a private one. With TEST_REDIS=container every private Redis is a container
+// (redis-container.ts) that behaves the same. Tests keep apart by key prefix
 // (randomPrefix()), never by sharing data.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -35,6 +36,13 @@ export interface StartPrivateRedisOptions {
   port?: number;
   /** More redis-server arguments (e.g. cluster mode). */
   args?: string[];
+  /** More environment for the process (e.g. a clock shim: shifted-redis.ts). */
+  env?: Record<string, string>;
+  /**
+   * Host folders the server reads (the clock shim and its offset file): a process sees them anyway; a
+   * container (TEST_REDIS=container) gets each mounted read-only at the same path.
+   */
+  shared?: string[];
 }
 
 export function randomPrefix(label = 'test'): string {
@@ -44,15 +52,14 @@ export function randomPrefix(label = 'test'): string {
 export async function startRedis(): Promise<SharedRedis> {
   const fromEnv = process.env.REDIS_URL;
   if (fromEnv) return { url: fromEnv, stop: async () => {} };
-  if (process.env.TEST_REDIS === 'container') {
-    const { RedisContainer } = await import('@testcontainers/redis');
-    const container = await new RedisContainer('redis:7.2').start();
-    return { url: container.getConnectionUrl(), stop: async () => void (await container.stop()) };
-  }
   return startPrivateRedis();
 }
 
 export async function startPrivateRedis(options: StartPrivateRedisOptions = {}): Promise<PrivateRedis> {
+  if (process.env.TEST_REDIS === 'container') {
+    const { startRedisContainer } = await import('./redis-container.js');
+    return startRedisContainer(options);
+  }
   const port = options.port ?? (await freePort());
   const dir = await mkdtemp(join(tmpdir(), 'poolscope-redis-'));
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...(options.args ?? [])];
@@ -63,7 +70,8 @@ export async function startPrivateRedis(options: StartPrivateRedisOptions = {}):
 
   const launch = async () => {
     output = '';
-    const started = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = options.env ? { ...process.env, ...options.env } : undefined;
+    const started = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'], env });
     const keep = (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-4000);
     };
@@ -125,6 +133,11 @@ export async function waitForPing(port: number, child: ChildProcess): Promise<vo
     message: `PONG on port ${port}`,
   });
   if (outcome === 'exited') throw new Error(`exited with ${child.exitCode}`);
+}
+
+/** Polls PING until +PONG, at most 10 s (a Redis this process did not start: a container's). */
+export async function waitForPong(port: number): Promise<void> {
+  await waitFor(async () => pings(port), { timeoutMs: 10_000, message: `PONG on port ${port}` });
 }
 
 function pings(port: number): Promise<boolean> {

@@ -6,7 +6,9 @@
 // certificate. The binary itself (`startServe`) is driven by the end-to-end tests (test/support/process.ts).
 import type { Hono } from 'hono';
 import { listen, type RunningServer } from '../../src/http/server.js';
+import type { RouterRegistration } from '../../src/contract/index.js';
 import type { Join } from '../../src/join/join.js';
+import type { RouterJoin } from '../../src/join/router-join.js';
 import { DEFAULT_CONFIG, type ServeConfig } from '../../src/service/config.js';
 import { Observability, type ObservabilityOptions } from '../../src/service/observability.js';
 import { buildService, type ServiceParts as BuildParts } from '../../src/service/start.js';
@@ -30,6 +32,9 @@ export interface TestService {
   app: Hono;
   join: Join;
   store: RegistrationStore;
+  /** The routers' join (docs/contract.md §10) and its store of router leases. */
+  routers: RouterJoin;
+  routerStore: RegistrationStore<RouterRegistration>;
   observability: Observability;
   logs: CapturedLogs;
   /** http(s)://127.0.0.1:<port>; only with a socket. */
@@ -41,7 +46,7 @@ export interface TestService {
 
 /** Start the service; `port` 0 picks a free one (a test restarting a replica passes the port it had). */
 export async function startService(options: ServiceOptions = {}, port = 0): Promise<TestService> {
-  const { store, slices, join, authTokens, readTokens, tokenPollMs, keepAliveMs, observability: observabilityOptions, logs = captureLogs(), socket = true, ...flags } = options;
+  const { store, routerStore, slices, join, authTokens, readTokens, clientScopes, tokenPollMs, keepAliveMs, observability: observabilityOptions, logs = captureLogs(), socket = true, ...flags } = options;
   const leaseMs = flags.leaseMs ?? DEFAULT_CONFIG.leaseMs;
   const config: ServeConfig = {
     ...DEFAULT_CONFIG,
@@ -52,11 +57,13 @@ export async function startService(options: ServiceOptions = {}, port = 0): Prom
   const observability = new Observability({ processMetrics: false, debugFlushMs: 50, ...observabilityOptions });
   const service = await buildService(config, logs.logger, {
     store,
+    routerStore,
     slices,
     // Sweeps every 50 ms unless the test says otherwise: lapses land soon after short test leases.
     join: { sweepIntervalMs: 50, ...join },
     authTokens,
     readTokens,
+    clientScopes,
     tokenPollMs,
     keepAliveMs,
     observability,
@@ -83,6 +90,8 @@ export async function startService(options: ServiceOptions = {}, port = 0): Prom
   return {
     app: service.app,
     join: service.join,
+    routers: service.routers,
+    routerStore: service.routerStore,
     store: service.store,
     observability: service.observability,
     logs,

@@ -17,9 +17,10 @@ export class SseReader {
   ended = false;
 
   /** Follow `path` on `target`: the URL of a socket (fetch), or the app itself (`app.request()`). */
-  static async open(target: Target, path = ''): Promise<SseReader> {
+  static async open(target: Target, path = '', lastEventId?: string): Promise<SseReader> {
     const reader = new SseReader();
-    const response = await request(target, path, { signal: reader.abort.signal, headers: { accept: 'text/event-stream' } });
+    const headers: Record<string, string> = { accept: 'text/event-stream', ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }) };
+    const response = await request(target, path, { signal: reader.abort.signal, headers });
     if (!response.ok || !response.body) throw new Error(`GET ${path || String(target)}: ${response.status}`);
     reader.body = response.body.getReader();
     reader.done = reader.consume(reader.body);

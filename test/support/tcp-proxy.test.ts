@@ -1,6 +1,7 @@
 // The WAN stand-in itself, against an echo server: bytes pass both ways; a delay holds each chunk that
-// long each way, in order; a hold forwards nothing with the sockets open; a release passes what was
-// held; a reset drops the connections of the moment while new ones pass.
+// long each way, in order; a rate limit paces the bytes of every connection together, and a sender
+// on a slow link is held back by TCP rather than buffered here; a hold forwards nothing with the sockets
+// open; a release passes what was held; a reset drops the connections of the moment while new ones pass.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
@@ -83,6 +84,41 @@ describe('tcp proxy', () => {
     expect(client.received().slice(before)).toBe('abcd');
     proxy.setDelay(0);
     expect(await roundTrip(client, 'fast')).toBeLessThan(100);
+  });
+
+  it('carries no more than its rate, every connection together, and passes everything in order', async () => {
+    proxy = await startTcpProxy({ target: { host: '127.0.0.1', port: echoPort } });
+    const rate = 1024 * 1024;
+    proxy.setRate(rate);
+    const [first, second] = [await open(), await open()];
+    const payload = (tag: string) => tag.repeat(256 * 1024);
+    const started = performance.now();
+    // 512 KiB in all, both ways: at 1 MiB/s each way, at least half a second (the two ways overlap).
+    await Promise.all([roundTrip(first, payload('a')), roundTrip(second, payload('b'))]);
+    const elapsed = performance.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(((2 * 256 * 1024) / rate) * 1000 * 0.95);
+    expect(first.received()).toBe(payload('a'));
+    expect(second.received()).toBe(payload('b'));
+    // Unlimited again: the same bytes pass far sooner than the limit allowed.
+    proxy.setRate(0);
+    const fast = performance.now();
+    await roundTrip(first, payload('c'));
+    expect(performance.now() - fast).toBeLessThan(elapsed);
+  });
+
+  it('holds a sender back on a slow link instead of buffering what it sent', async () => {
+    proxy = await startTcpProxy({ target: { host: '127.0.0.1', port: echoPort } });
+    proxy.setRate(256 * 1024);
+    const client = await open();
+    const size = 32 * 1024 * 1024;
+    client.socket.write(Buffer.alloc(size, 'x'));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The proxy keeps about a MiB per direction and stopped reading; the kernel's buffers take a few MiB
+    // more; the rest is still in the sender's own socket, unsent.
+    expect(client.socket.writableLength).toBeGreaterThan(8 * 1024 * 1024);
+    proxy.setRate(0);
+    await waitFor(() => client.received().length === size, { timeoutMs: 20_000, message: 'all 32 MiB back' });
+    expect(client.socket.writableLength).toBe(0);
   });
 
   it('holds every byte with the sockets open, then passes them in order on release', async () => {

@@ -52,13 +52,21 @@ export async function eventually(check: () => void | Promise<void>, options: Omi
   }
 }
 
-/** Run `step` (checks, or a heartbeat) every `everyMs` until `durationMs` have passed; a step that throws ends it. */
-export async function throughout(durationMs: number, everyMs: number, step: () => void | Promise<void>): Promise<void> {
+/**
+ * Run `step` (checks, or a heartbeat) every `everyMs` until `durationMs` have passed; a step that throws ends
+ * it. A window that would run no check fails (a duration computed from a deadline already past, say): a
+ * promise held "throughout" no time at all was never checked. Returns how many times `step` ran.
+ */
+export async function throughout(durationMs: number, everyMs: number, step: () => void | Promise<void>): Promise<number> {
+  if (!(durationMs > 0)) throw new Error(`throughout(): a window of ${durationMs} ms would run no check`);
   const until = Date.now() + durationMs;
-  while (Date.now() < until) {
+  let checks = 0;
+  do {
     await step();
+    checks += 1;
     await pause(everyMs);
-  }
+  } while (Date.now() < until);
+  return checks;
 }
 
 /** Run `step` now and every `everyMs` until `stop()` (which waits for the step under way); failures are ignored. */

@@ -1,5 +1,6 @@
 // Certificates for the mutual TLS tests, made with `openssl` in a temp dir: a CA, a server certificate for
-// 127.0.0.1 and a client certificate it signed, and a second CA with a client certificate of its own (one
+// 127.0.0.1 and client certificates it signed (CN `relay`; CN `unlisted`; CN `named-by-dns` with the
+// subjectAltName DNS name `relay-b.example`), and a second CA with a client certificate of its own (one
 // the server must refuse).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,6 +13,10 @@ export interface CertificateFiles {
   ca: string;
   server: { cert: string; key: string };
   client: { cert: string; key: string };
+  /** Signed by `ca`, CN `unlisted`. */
+  unlisted: { cert: string; key: string };
+  /** Signed by `ca`, CN `named-by-dns`, subjectAltName DNS:relay-b.example. */
+  dnsNamed: { cert: string; key: string };
   /** A client certificate of another CA (`otherCa`). */
   stranger: { cert: string; key: string };
   otherCa: string;
@@ -44,6 +49,8 @@ export function makeCertificates(): CertificateFiles {
     otherCa,
     server: issue('server', 'poolscope-ca', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n'),
     client: issue('relay', 'poolscope-ca', 'extendedKeyUsage=clientAuth\n'),
+    unlisted: issue('unlisted', 'poolscope-ca', 'extendedKeyUsage=clientAuth\n'),
+    dnsNamed: issue('named-by-dns', 'poolscope-ca', 'subjectAltName=DNS:relay-b.example\nextendedKeyUsage=clientAuth\n'),
     stranger: issue('stranger', 'other-ca', 'extendedKeyUsage=clientAuth\n'),
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   };

@@ -42,13 +42,15 @@ const listed = async (name: string) => {
 };
 
 describe('the router client (getPools, watchPools)', () => {
-  it('without a client certificate: refused', async () => {
+  it('without a client certificate: refused, saying one is required and which flags give it', async () => {
     expect(svc.url).toMatch(/^https:/);
-    await expect(getPools({ servers: [svc.url], ...clientTls(), timeoutMs: 5000 })).rejects.toThrow(/no poolscope replica answered/);
+    const refused = getPools({ servers: [svc.url], ...clientTls(), timeoutMs: 5000 });
+    await expect(refused).rejects.toThrow(/^no poolscope replica listed the pools \(https:\/\/[^ ]+: TLS: the replica requires a client certificate \(mutual TLS\) \([^)]*\)\); next: pass a client certificate with --cert-file and --key-file$/);
+    await expect(refused).rejects.toMatchObject({ failures: [{ tls: 'client-certificate-required' }] });
   });
 
   it('with a client certificate of another CA: refused', async () => {
-    await expect(getPools({ servers: [svc.url], ...clientTls(certs.stranger), timeoutMs: 5000 })).rejects.toThrow(/no poolscope replica answered/);
+    await expect(getPools({ servers: [svc.url], ...clientTls(certs.stranger), timeoutMs: 5000 })).rejects.toThrow(/^no poolscope replica listed the pools/);
   });
 
   it('with a client certificate of the CA: served', async () => {
@@ -106,7 +108,7 @@ describe('the commands (poolscope relay, poolscope pools)', () => {
 
     const without = captureCliIo();
     expect(await main(['pools', '--servers', svc.url, ...tlsFlags()], without.io)).toBe(1);
-    expect(without.err()).toMatch(/^poolscope: no poolscope replica answered GET \/pools/);
+    expect(without.err()).toMatch(/^poolscope: no poolscope replica listed the pools \([^\n]*\); next: pass a client certificate with --cert-file and --key-file\n$/);
 
     const stranger = captureCliIo();
     expect(await main(['pools', '--servers', svc.url, ...tlsFlags(certs.stranger)], stranger.io)).toBe(1);

@@ -1,16 +1,19 @@
 // `poolscope pools`: the listed pools as a table or JSON; with --watch, the table and then one row per
 // change as it comes (like `kubectl get -w`), a removed pool shown with state `deleted`; with -o json
-// --watch, one JSON line per change. Incompleteness and replica switches go to stderr. With regions
-// (docs/contract.md §7) the table has a REGIONS column and is followed by a line per region; under
-// --watch, a region whose status changes later gets a line on stderr.
+// --watch, one JSON line per change. Incompleteness, replica switches and failures (with what to do about
+// them) go to stderr. With regions (docs/contract.md §7) the table has a REGIONS column and is followed by
+// a line per region; under --watch, a region whose status changes later gets a line on stderr. Under
+// --watch, a row wider than its columns widens them, and the header is printed again above it, so every
+// row lines up with the header above it (nothing is cut short).
 import type { ListedPool, PoolList, RegionStatus } from '../../contract/index.js';
 import { getPools } from '../../client/get-pools.js';
+import { nextStep } from '../../client/next-step.js';
 import { watchPools, type PoolChange, type WatchStatus } from '../../client/watch-pools.js';
-import { EXIT_FAILURE, EXIT_USAGE, type CliIo, type Command } from '../command.js';
+import { EXIT_FAILURE, refuseUsage, reportIgnoredEnv, type CliIo, type Command } from '../command.js';
 import { parseFlags, quote, wantsHelp, type FlagDef } from '../flag-parser.js';
 import { commandHelpText } from '../help.js';
 import { checkClientFlags, clientDefaults, clientFlags, transportOptions, type ClientDraft } from './client-flags.js';
-import { formatRegion, formatRegions, formatRow, formatTable, poolRow } from './pools-table.js';
+import { formatRegion, formatRegions, formatRow, formatTable, poolRow, tableColumns } from './pools-table.js';
 import { untilShutdown } from './process.js';
 
 const OUTPUTS = ['table', 'json'] as const;
@@ -40,7 +43,7 @@ export const POOLS_FLAGS: readonly FlagDef<PoolsDraft>[] = [
     name: 'watch',
     short: 'w',
     valueName: undefined,
-    summary: 'after the list, print each change as it comes, until interrupted',
+    summary: 'after the list, print each change as it comes, until interrupted; a row wider than the columns widens them under a new header',
     defaultText: 'off',
     apply(value, draft) {
       draft.watch = value === 'true';
@@ -59,25 +62,22 @@ export const POOLS_FLAGS: readonly FlagDef<PoolsDraft>[] = [
   },
 ];
 
-const USAGE = 'pools [flags]';
-const SUMMARY = 'list the pools (-o json), or follow them (--watch)';
-
 export const poolsCommand: Command = {
   name: 'pools',
-  usage: USAGE,
-  summary: SUMMARY,
+  usage: 'pools [flags]',
+  summary: 'list the pools (-o json), or follow them (--watch)',
+  flags: POOLS_FLAGS,
+  notes: ['Example:', '  poolscope pools --watch'],
   async run(args, io) {
     if (wantsHelp(args)) {
-      io.stdout(commandHelpText({ usage: USAGE, summary: SUMMARY, flags: POOLS_FLAGS, notes: ['Example:', '  poolscope pools --watch'] }));
+      io.stdout(commandHelpText(poolsCommand));
       return 0;
     }
     const draft: PoolsDraft = { ...clientDefaults(), output: 'table', watch: false, model: undefined };
     const parsed = parseFlags(args, { command: 'pools', flags: POOLS_FLAGS, draft, env: io.env });
     const refused = parsed.ok ? checkClientFlags(draft) : parsed;
-    if (refused !== undefined) {
-      io.stderr(`poolscope: ${refused.flag}: ${refused.message}\n`);
-      return EXIT_USAGE;
-    }
+    if (refused !== undefined) return refuseUsage(io, refused);
+    reportIgnoredEnv(io, 'pools');
     return draft.watch ? watch(draft, io) : list(draft, io);
   },
 };
@@ -105,6 +105,7 @@ async function list(draft: PoolsDraft, io: CliIo): Promise<number> {
 async function watch(draft: PoolsDraft, io: CliIo): Promise<number> {
   const matches = (pool: ListedPool) => draft.model === undefined || pool.model === draft.model;
   const watcher = watchPools({ servers: draft.servers, ...transportOptions(draft) });
+  const setup = { token: draft.token !== undefined, ca: draft.ca !== undefined, cert: draft.cert !== undefined, access: 'read' } as const;
   let widths: number[] | undefined;
   // Whether the table has the REGIONS column: decided by the first list, kept for the rows that follow.
   let withRegions = false;
@@ -114,7 +115,14 @@ async function watch(draft: PoolsDraft, io: CliIo): Promise<number> {
     if (draft.output === 'json') {
       io.stdout(`${JSON.stringify({ type: change.type, pool })}\n`);
     } else if (widths !== undefined) {
-      io.stdout(`${formatRow(poolRow(pool, change.type === 'removed' ? 'deleted' : pool.state, { regions: withRegions }), widths)}\n`);
+      const row = poolRow(pool, change.type === 'removed' ? 'deleted' : pool.state, { regions: withRegions });
+      // The last column is never padded, so only the others can be too narrow.
+      const wider = widths.map((width, i) => (i === widths!.length - 1 ? width : Math.max(width, row[i]!.length)));
+      if (wider.some((width, i) => width !== widths![i])) {
+        widths = wider;
+        io.stdout(`${formatRow(tableColumns({ regions: withRegions }), widths)}\n`);
+      }
+      io.stdout(`${formatRow(row, widths)}\n`);
     }
   };
   // JSON lines start with the first list's pools as `added`; the table waits for the first list whole.
@@ -124,7 +132,7 @@ async function watch(draft: PoolsDraft, io: CliIo): Promise<number> {
   // first lines come with the table (stdout); with -o json every region line goes to stderr.
   const regionLines = new RegionLines();
   const unsubscribe = watcher.onStatus((status) => {
-    const said = describeStatus(status, lastStatus);
+    const said = describeStatus(status, lastStatus, setup);
     lastStatus = status;
     if (said !== undefined) io.stderr(`poolscope: ${said}\n`);
     if (draft.output === 'json' || widths !== undefined) {
@@ -172,8 +180,16 @@ class RegionLines {
   }
 }
 
-/** A line for a change of replica, transport or completeness; nothing for a repeat or a region change. */
-function describeStatus(status: WatchStatus, previous: WatchStatus | undefined): string | undefined {
+/**
+ * A line for a change of replica, transport, completeness or failure; nothing for a repeat or a region
+ * change. A failure is said with what to do about it (`next: pass a read token with --token-file`).
+ */
+function describeStatus(status: WatchStatus, previous: WatchStatus | undefined, setup: Parameters<typeof nextStep>[1]): string | undefined {
+  const failure = status.failure;
+  if (failure !== undefined && failure.reason !== previous?.failure?.reason) {
+    const step = nextStep(failure, setup);
+    return `${failure.server}: ${failure.reason}${step === undefined ? '' : `; next: ${step}`}; retrying`;
+  }
   const same =
     previous !== undefined &&
     previous.server === status.server &&

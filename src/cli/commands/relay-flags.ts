@@ -5,6 +5,7 @@ import type { RegistrationInput } from '../../contract/index.js';
 import { readRegistrationFile, RegistrationFileError } from '../../relay/registration-file.js';
 import { RegistrationError, validateRegistration } from '../../relay/registration.js';
 import { parseFlags, refuse, type FlagDef, type Refusal } from '../flag-parser.js';
+import { DEFAULT_LOG_LEVEL, logLevelFlag, type LogLevel } from '../log-level.js';
 import { checkClientFlags, clientDefaults, clientFlags, fallbackServersFlag, type ClientDraft, type FallbackDraft } from './client-flags.js';
 
 export interface RelayDraft extends FallbackDraft {
@@ -13,6 +14,7 @@ export interface RelayDraft extends FallbackDraft {
   fields: Record<string, unknown>;
   location: { region?: string; zone?: string };
   requestTimeoutMs: number | undefined;
+  logLevel: LogLevel;
 }
 
 export interface RelayConfig extends ClientDraft {
@@ -20,6 +22,7 @@ export interface RelayConfig extends ClientDraft {
   fallbackServers: string[];
   registration: RegistrationInput;
   requestTimeoutMs: number | undefined;
+  logLevel: LogLevel;
 }
 
 /** A registration field set by a flag. `parse` turns the text into the field's value (lists, numbers). */
@@ -106,7 +109,7 @@ export const RELAY_FLAGS: readonly FlagDef<RelayDraft>[] = [
   {
     name: 'request-timeout-ms',
     valueName: 'MS',
-    summary: 'how long one heartbeat may take before the next replica is tried',
+    summary: 'how long one heartbeat may take before the next replica is tried: an integer from 1 to 600000',
     defaultText: 'half the heartbeat interval, 250 to 5000',
     apply(value, draft) {
       if (!/^\d+$/.test(value) || Number(value) <= 0 || Number(value) > 600_000) return 'must be an integer from 1 to 600000';
@@ -114,13 +117,22 @@ export const RELAY_FLAGS: readonly FlagDef<RelayDraft>[] = [
       return undefined;
     },
   },
+  logLevelFlag<RelayDraft>(),
 ];
 
 export type RelayFlagsResult = { ok: true; config: RelayConfig } | Refusal;
 
 /** Parses the flags, reads the registration file, and checks the registration against the contract. */
 export async function parseRelayFlags(argv: string[], env: Record<string, string | undefined>): Promise<RelayFlagsResult> {
-  const draft: RelayDraft = { ...clientDefaults(), fallbackServers: [], registrationFile: undefined, fields: {}, location: {}, requestTimeoutMs: undefined };
+  const draft: RelayDraft = {
+    ...clientDefaults(),
+    fallbackServers: [],
+    registrationFile: undefined,
+    fields: {},
+    location: {},
+    requestTimeoutMs: undefined,
+    logLevel: DEFAULT_LOG_LEVEL,
+  };
   const parsed = parseFlags(argv, { command: 'relay', flags: RELAY_FLAGS, draft, env });
   if (!parsed.ok) return parsed;
   const clientRefusal = checkClientFlags(draft);
@@ -158,6 +170,7 @@ export async function parseRelayFlags(argv: string[], env: Record<string, string
       key: draft.key,
       registration: registration as RegistrationInput,
       requestTimeoutMs: draft.requestTimeoutMs,
+      logLevel: draft.logLevel,
     },
   };
 }

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { RegistrationInput } from '../../contract/index.js';
 import { HttpTransport, type HttpTransportOptions } from '../../client/http-transport.js';
 import { startRelay, type Relay } from '../../relay/relay.js';
+import { startRouterHeartbeat, type RouterHeartbeat } from '../../client/router-heartbeat.js';
 import { sleep } from '../../util/backoff.js';
 
 /** The seeded source (src/util/random.ts) `simulate --seed` hands the Simulation. */
@@ -35,6 +36,8 @@ export interface SimulationOptions extends HttpTransportOptions {
   logger: Logger;
   /** Logger for the relays (quieter than the simulation's own by default). */
   relayLogger: Logger;
+  /** Simulated Global Router replicas registering with POST /routers (docs/contract.md §10); default none. */
+  routers?: number;
 }
 
 interface SimulatedPool {
@@ -49,6 +52,7 @@ export class Simulation {
   private readonly transport: HttpTransport;
   private readonly stopping = new AbortController();
   private churn: Promise<void> = Promise.resolve();
+  private readonly routers: RouterHeartbeat[] = [];
 
   constructor(private readonly options: SimulationOptions) {
     this.transport = new HttpTransport(options);
@@ -57,6 +61,21 @@ export class Simulation {
 
   /** Starts every relay (spread over the first second) and the churn loop. */
   async start(): Promise<void> {
+    // The routers first: a handful, spread over the regions of the pools' clusters.
+    for (let i = 0; i < (this.options.routers ?? 0); i++) {
+      const region = CLUSTERS[i % CLUSTERS.length]!;
+      this.routers.push(
+        startRouterHeartbeat({
+          servers: this.options.servers,
+          router: { id: `sim-router-${i}`, url: `http://10.255.${Math.floor(i / 250)}.${(i % 250) + 1}:9100`, region, zone: `${region}a` },
+          token: this.options.token,
+          ca: this.options.ca,
+          cert: this.options.cert,
+          key: this.options.key,
+          logger: this.options.relayLogger,
+        }),
+      );
+    }
     const spreadMs = this.pools.length > 1 ? 1000 / this.pools.length : 0;
     for (const pool of this.pools) {
       if (this.stopping.signal.aborted) return;
@@ -77,7 +96,7 @@ export class Simulation {
   async stop(): Promise<void> {
     this.stopping.abort();
     await this.churn;
-    await Promise.all(this.pools.map((pool) => pool.relay?.stop()));
+    await Promise.all([...this.pools.map((pool) => pool.relay?.stop()), ...this.routers.map((router) => router.stop())]);
     this.transport.close();
   }
 
@@ -87,6 +106,11 @@ export class Simulation {
       fallbackServers: this.options.fallbackServers,
       registration: pool.registration,
       transport: this.transport,
+      // A thousand simulated relays need no router list each (a watch stream apiece).
+      followRouters: false,
+      // What was given, for the relays' next steps on a refusal (the shared transport sends it).
+      token: this.options.token,
+      ca: this.options.ca,
       logger: this.options.relayLogger,
       // Not the seeded source: the relays' jitter depends on timing, which would make churn unrepeatable.
     });

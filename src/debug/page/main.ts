@@ -2,6 +2,9 @@
 // pools, the selected one, the regions strip and the fleet overview (docs/contract.md §7).
 // Selecting a pool reopens the stream with ?pool=<key>, so the server sends that pool's detail as it
 // changes; nothing is polled. The selection lives in the URL (#pool=<key>) so a link opens it.
+// The routers (docs/contract.md §10) follow GET /routers/watch, the routers' own stream, beside it.
+import type { DebugRouterList, RouterWatchEvent } from '../../contract/router.js';
+import type { ErrorBody } from '../../contract/errors.js';
 import type { DebugPoolDetail, DebugStreamEvents, GraphTransition, MachineGraph } from '../types.js';
 import { ChartView } from './chart.js';
 import { byId, el } from './dom.js';
@@ -9,6 +12,7 @@ import { OverviewView } from './overview.js';
 import { PoolDetailView } from './pool-detail.js';
 import { PoolList } from './pool-list.js';
 import { RegionsStrip } from './regions-strip.js';
+import { RouterListView } from './router-list.js';
 
 /** Server clock minus browser clock, from the `now_ms` of the last message. */
 let clockOffset = 0;
@@ -20,6 +24,7 @@ function selectedFromUrl(): string | null {
 }
 
 async function start(): Promise<void> {
+  followRouters(new RouterListView({ container: byId('routers') }));
   const response = await fetch('/debug/machine');
   if (!response.ok) throw new Error(`GET /debug/machine: ${response.status}`);
   const graph = (await response.json()) as MachineGraph;
@@ -108,6 +113,51 @@ async function start(): Promise<void> {
     strip.tick();
   }, 200);
   select(selected);
+}
+
+type RouterEvents = { [E in RouterWatchEvent as E['kind']]: E['data'] } & { overloaded: ErrorBody; closing: { reason: string } };
+
+/**
+ * GET /routers/watch: a `resync` (the whole list), then `upsert` and `delete` per change, and a new
+ * `resync` when completeness changes. EventSource reconnects by itself with Last-Event-ID, so the server
+ * sends what changed since (or a resync) and the list held stays right. The stream carries `complete`
+ * but not why; while incomplete, the reasons are read once per resync from GET /debug/routers.
+ */
+function followRouters(view: RouterListView): void {
+  const source = new EventSource('/routers/watch');
+  let asked = 0;
+  // A stream refused by --max-watchers opens, says `overloaded`, ends, and is retried by EventSource.
+  let refused = false;
+  const on = <K extends keyof RouterEvents>(kind: K, handle: (data: RouterEvents[K]) => void) =>
+    source.addEventListener(kind, (message) => handle(JSON.parse((message as MessageEvent<string>).data) as RouterEvents[K]));
+  const askReasons = () => {
+    const ask = ++asked;
+    fetch('/debug/routers')
+      .then((response) => (response.ok ? (response.json() as Promise<DebugRouterList>) : null))
+      .then((list) => {
+        if (list && ask === asked) view.setReasons(list.reasons);
+      })
+      .catch(() => undefined);
+  };
+  source.addEventListener('open', () => {
+    refused = false;
+    view.setStream('live');
+  });
+  on('resync', (list) => {
+    view.setStream('live');
+    view.replace(list);
+    if (!list.complete) askReasons();
+  });
+  on('upsert', ({ router }) => view.upsert(router));
+  on('delete', ({ router }) => view.remove(router.id));
+  on('overloaded', (body) => {
+    refused = true;
+    view.setStream('refused', body.error.message);
+  });
+  on('closing', () => view.setStream('reconnecting'));
+  source.addEventListener('error', () => {
+    if (!refused) view.setStream('reconnecting');
+  });
 }
 
 function setConnection(state: 'live' | 'reconnecting'): void {

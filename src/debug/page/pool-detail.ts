@@ -104,7 +104,7 @@ function leases(pool: DebugPoolDetail): Node | string {
   return el(
     'table',
     { class: 'leases', title: "times on each region's store clock, as last logged: a renewal that changes nothing is not logged" },
-    el('thead', {}, el('tr', {}, el('th', {}, 'region'), el('th', {}, 'registration'), el('th', {}, 'content changed'), el('th', {}, 'deadline as logged'))),
+    el('thead', {}, el('tr', {}, el('th', {}, 'region'), el('th', {}, 'registration'), el('th', {}, 'version'), el('th', {}, 'content changed'), el('th', {}, 'deadline as logged'))),
     el(
       'tbody',
       {},
@@ -114,6 +114,7 @@ function leases(pool: DebugPoolDetail): Node | string {
           { 'data-lease-region': lease.region, 'data-shown': String(lease.shown), class: lease.shown ? 'shown' : null },
           el('td', { class: 'region-name' }, lease.region),
           el('td', {}, lease.shown ? el('strong', {}, 'shown') : el('span', { class: 'muted' }, 'not shown')),
+          el('td', {}, String(lease.version)),
           el('td', { class: 'time' }, formatTime(lease.changed_at_ms)),
           el('td', { class: 'time' }, formatTime(lease.deadline_ms)),
         ),

@@ -47,6 +47,18 @@ export class RegionsStrip {
       el('strong', {}, region.name),
       region.home ? el('span', { class: 'home-mark', title: 'this replica writes heartbeats here' }, 'home') : null,
       el('span', { class: 'status-text' }, ...this.describe(region)),
+      this.outage(region),
+    );
+  }
+
+  /** The last outage of the region's store and its renewal window (docs/contract.md §9), once there was one. */
+  private outage(region: DebugRegion): HTMLElement | null {
+    if (region.last_outage_ended_ms === null) return null;
+    const window = region.renewal_window_open ? ' · renewal window open' : '';
+    return el(
+      'span',
+      { class: 'outage', 'data-window-open': String(region.renewal_window_open) },
+      ` · store outage ended ${formatTime(region.last_outage_ended_ms)}${window}`,
     );
   }
 

@@ -16,12 +16,21 @@ export interface CommandRunnerOptions {
   logger: Logger;
   /** How the store names its Redis in logs (no credentials). */
   description: string;
+  /**
+   * Time every command from when the reply ahead of it arrived (see run's `fromTurn`): for a reader,
+   * whose commands share one connection with a snapshot's pipelined reads. Default false: a writer's
+   * command is timed from when it was sent, so a POST answers within the command timeout.
+   */
+  timeFromTurn?: boolean;
 }
 
 /** A command (or the wait for a connection) that did not answer within its bound. */
 export class DeadlineError extends Error {
   override readonly name = 'DeadlineError';
 }
+
+/** How ioredis's socket timeout says it dropped a connection (the error it destroys the socket with). */
+const SOCKET_TIMEOUT = /^Socket timeout\b/;
 
 /** Redis errors that say "not now" rather than "this command is wrong". */
 const TRANSIENT_REPLY = /^(LOADING|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|BUSY|NOREPLICAS|MOVED|ASK)\b/;
@@ -34,8 +43,23 @@ export class CommandRunner {
   private connection = 0;
   /** When the current connection last received a byte (performance.now()). */
   private lastDataAt = 0;
+  /** The reply of the last command sent, and on which connection (see run's `fromTurn`). */
+  private last: { connection: number; reply: Promise<unknown> } | undefined;
+  /** Commands that failed because Redis did not answer in time or said "not now" (not refusals). */
+  private unavailableCount = 0;
+
+  /** The connection a drop was last logged for: the warning comes once per connection. */
+  private droppedConnection = 0;
+  /** What was sent last, and on which connection, for the warning of ioredis's socket timeout. */
+  private lastSent: { connection: number; what: string } | undefined;
 
   constructor(private readonly options: CommandRunnerOptions) {
+    // ioredis's socket timeout (connection.ts `socketTimeoutMs`, as long as the command timeout in the
+    // store) may notice the silence before the command's own deadline does: the same warning, once.
+    options.client.on('error', (error: Error) => {
+      if (!SOCKET_TIMEOUT.test(error.message) || this.lastSent?.connection !== this.connection) return;
+      this.warnDropped(this.lastSent.what);
+    });
     options.client.on('ready', () => {
       this.connection += 1;
       this.lastDataAt = performance.now();
@@ -50,16 +74,34 @@ export class CommandRunner {
     });
   }
 
-  /** `command` is sent once the client is ready; the whole call takes at most the command timeout. */
-  async run<T>(what: string, command: (client: RedisClient) => Promise<T>): Promise<T> {
+  /**
+   * `command` is sent once the client is ready; the whole call takes at most the command timeout. With
+   * `fromTurn` (by default with the runner's `timeFromTurn`), the timeout runs from when the reply of the
+   * command sent before it on the same connection arrived instead: Redis answers a connection's commands
+   * in order, so until then this one's cannot have, however healthy the link (docs/design.md "Snapshots
+   * that scale with bytes"). A dead connection still fails it within a command timeout: nothing arrives,
+   * and the socket timeout or dropIfSilent closes the connection, failing everything sent on it.
+   */
+  async run<T>(what: string, command: (client: RedisClient) => Promise<T>, options: { fromTurn?: boolean } = {}): Promise<T> {
     const { commandTimeoutMs } = this.options;
     const deadline = performance.now() + commandTimeoutMs;
     let sent: { connection: number; at: number } | undefined;
     try {
       const { status } = this.options.client;
       if (status !== 'ready') await withDeadline(this.whenReady(), commandTimeoutMs, `not connected (${status})`);
-      sent = { connection: this.connection, at: performance.now() };
-      const result = await withDeadline(command(this.options.client), deadline - performance.now());
+      const on = { connection: this.connection, at: performance.now() };
+      sent = on;
+      this.lastSent = { connection: on.connection, what };
+      const ahead = this.last?.connection === on.connection ? this.last.reply : undefined;
+      const reply = command(this.options.client);
+      this.last = { connection: on.connection, reply };
+      const result =
+        (options.fromTurn ?? this.options.timeFromTurn ?? false) && ahead !== undefined
+          ? await withDeadlineAfter(reply, ahead, commandTimeoutMs, () => {
+              // Its clock starts now: bytes that arrived before were the replies ahead of it.
+              on.at = performance.now();
+            })
+          : await withDeadline(reply, deadline - performance.now());
       this.succeeded();
       return result;
     } catch (error) {
@@ -71,6 +113,11 @@ export class CommandRunner {
       }
       throw this.failed(what, error);
     }
+  }
+
+  /** How many commands failed for want of Redis (a writer reports them with its next stamp: stamp-3.lua). */
+  get failures(): number {
+    return this.unavailableCount;
   }
 
   /**
@@ -89,18 +136,29 @@ export class CommandRunner {
    * it and let ioredis reconnect on its backoff. A connection still being opened is ioredis's own to time out.
    */
   private dropIfSilent(what: string, sent: { connection: number; at: number }): void {
-    const { client, logger, description, commandTimeoutMs } = this.options;
+    const { client } = this.options;
     // Already replaced (or being replaced): the connection it was sent on is gone.
     if (client.status !== 'ready' || this.connection !== sent.connection) return;
     // Bytes arrived after it was sent: alive, only slow (or its reply came after the deadline).
     if (this.lastDataAt > sent.at) return;
     // A Cluster has no socket of its own here; its nodes' connections are dropped by ioredis's socketTimeout.
-    if (!(client as { stream?: Socket }).stream) return;
+    const stream = (client as { stream?: Socket }).stream;
+    if (!stream) return;
+    this.warnDropped(what);
+    // Destroyed, not ended: ioredis's disconnect(true) ends the socket and waits for Redis to close it
+    // (2 s by default), and a held path never does, so it would stay 'ready' and take more commands till
+    // then. Closed at once, ioredis reconnects on its backoff (as its own socket timeout does).
+    stream.destroy();
+  }
+
+  private warnDropped(what: string): void {
+    if (this.droppedConnection === this.connection) return;
+    this.droppedConnection = this.connection;
+    const { logger, description, commandTimeoutMs } = this.options;
     logger.warn(
       { redis: description, command: what, timeout_ms: commandTimeoutMs },
       'redis connection answered nothing within the command timeout; dropping it and reconnecting',
     );
-    client.disconnect(true);
   }
 
   /** One wait for `ready` shared by every command issued meanwhile (not one listener each). */
@@ -115,7 +173,8 @@ export class CommandRunner {
     const recovered = this.available === false;
     this.available = true;
     if (!recovered) return;
-    this.options.logger.info({ redis: this.options.description }, 'redis store is available again');
+    // The feed that reads the store logs the outage at a quiet cadence (docs/operations.md "Logs").
+    this.options.logger.debug({ redis: this.options.description }, 'redis store is available again');
     for (const listener of [...this.availableListeners]) listener();
   }
 
@@ -126,8 +185,11 @@ export class CommandRunner {
     if (isBug) {
       // A command Redis refused is a defect, not an outage: say so every time.
       this.options.logger.error({ redis: this.options.description, err: message, command: what }, 'redis refused a store command');
-    } else if (this.available !== false) {
-      this.options.logger.warn({ redis: this.options.description, err: message, command: what }, 'redis store is unavailable');
+      return unavailable;
+    }
+    this.unavailableCount += 1;
+    if (this.available !== false) {
+      this.options.logger.debug({ redis: this.options.description, err: message, command: what }, 'redis store is unavailable');
       this.available = false;
     }
     return unavailable;
@@ -159,6 +221,43 @@ function isTimeout(error: unknown): boolean {
   return error instanceof DeadlineError || (error instanceof Error && error.message === IOREDIS_TIMEOUT);
 }
 
+/**
+ * The promise, or a DeadlineError once `ms` have passed since `start` settled (either way); `onStart` is
+ * called then. `start` must itself settle in bounded time (it is the command ahead, bounded the same way).
+ */
+export function withDeadlineAfter<T>(promise: Promise<T>, start: Promise<unknown>, ms: number, onStart: () => void): Promise<T> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const begin = () => {
+      if (settled) return;
+      onStart();
+      timer = setTimeout(() => {
+        // After this turn's I/O: a reply that arrived while the event loop was stalled (its timer ran
+        // first) still counts.
+        setImmediate(() => {
+          if (settled) return;
+          settled = true;
+          reject(new DeadlineError(IOREDIS_TIMEOUT));
+        });
+      }, ms);
+    };
+    start.then(begin, begin);
+    promise.then(
+      (value) => {
+        settled = true;
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        settled = true;
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
 /** The promise, or a DeadlineError once `ms` have passed (ioredis's own command timeout is the backstop). */
 export function withDeadline<T>(promise: Promise<T>, ms: number, reason = IOREDIS_TIMEOUT): Promise<T> {
   if (ms <= 0) {
@@ -166,7 +265,8 @@ export function withDeadline<T>(promise: Promise<T>, ms: number, reason = IOREDI
     return Promise.reject(new DeadlineError(reason));
   }
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new DeadlineError(reason)), ms);
+    // After that turn's I/O: what arrived while the event loop was stalled (its timer ran first) counts.
+    const timer = setTimeout(() => setImmediate(() => reject(new DeadlineError(reason))), ms);
     promise.then(
       (value) => {
         clearTimeout(timer);

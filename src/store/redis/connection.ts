@@ -12,8 +12,16 @@ export type RedisClient = Redis | Cluster;
 
 export interface OpenRedisClientOptions {
   target: RedisTarget;
-  /** Bound on every command's reply, ms. */
+  /** Bound on every command's reply, ms (and on connecting). */
   commandTimeoutMs: number;
+  /**
+   * false: ioredis sets no timeout of its own on each command. Its timeout runs from the moment a command
+   * is written, so a pipelined read waiting its turn behind megabytes of replies on a slow link would
+   * time out while the link is busy; a caller that bounds every command itself (CommandRunner: from when
+   * the reply ahead arrived) turns it off. A dead connection is still dropped: by `socketTimeoutMs` and
+   * by the runner. Default true.
+   */
+  ioredisCommandTimeout?: boolean;
   /**
    * A connection that receives no byte for this long while a reply is owed is dead: it is dropped and
    * (with `reconnect`) opened again. This is what notices a half-open path (a WAN partition that holds
@@ -31,6 +39,13 @@ export interface OpenRedisClientOptions {
   reconnectMaxMs?: number;
   /** Connect on the first command or connect() rather than at once. */
   lazyConnect?: boolean;
+  /**
+   * How long disconnect() waits for Redis to close the socket after ours is ended before destroying it
+   * (ioredis's default, 2 s, when unset). The change log follower gives 0: Redis leaves the socket of a
+   * client blocked in XREAD open until the block ends, and the reads in flight owe nothing worth waiting
+   * for, so waiting would only keep a stopping process alive.
+   */
+  disconnectTimeoutMs?: number;
   /** CLIENT SETNAME, to tell poolscope's connections apart in CLIENT LIST. */
   connectionName: string;
   /**
@@ -44,7 +59,7 @@ export function openRedisClient(options: OpenRedisClientOptions): RedisClient {
   const { target } = options;
   const retryStrategy = options.reconnect ? reconnectDelays(Math.random, options.reconnectMaxMs) : () => null;
   const perConnection = {
-    commandTimeout: options.commandTimeoutMs,
+    commandTimeout: options.ioredisCommandTimeout === false ? undefined : options.commandTimeoutMs,
     connectTimeout: Math.max(options.commandTimeoutMs, 1000),
     autoResendUnfulfilledCommands: false,
     // Rejects what was in flight as soon as the connection drops, instead of after N reconnects.
@@ -55,6 +70,7 @@ export function openRedisClient(options: OpenRedisClientOptions): RedisClient {
     tls: target.tls ? {} : undefined,
     enableAutoPipelining: options.autoPipelining ?? false,
     socketTimeout: options.socketTimeoutMs,
+    disconnectTimeout: options.disconnectTimeoutMs,
   } satisfies RedisOptions;
 
   switch (target.kind) {

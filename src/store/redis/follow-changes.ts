@@ -22,11 +22,20 @@
 // whatever the watch was doing then, and a slow but live path (a round trip under the command timeout)
 // is never mistaken for one. An empty window costs one XREAD per window and no other command.
 //
+// Data replaced under traffic (FLUSHALL, a restore of an older copy) must not go unseen either: a blocked
+// XREAD from `$` is served the recreated stream, whose ids are newer than the follower's position, and the
+// XREVRANGE before it ran before the loss. So each pair also has two reads behind the XREAD, which Redis
+// runs when the XREAD returns: the store's epoch (a flush removes it; a follower told the snapshot's epoch
+// ends the watch when it differs: PositionLostError, and the snapshot read next finds the loss) and the
+// entry at the position the read was sent at with the oldest entry of the log (that entry gone while the
+// log still reaches back past it: not trimmed, replaced; StoreReplacedError). The region's own replicas
+// follow their store the same way, so they notice as every follower does.
+//
 // An entry this version cannot read (garbage added by hand, a newer version's entry) is logged, counted
 // and skipped, and the position moves past it like past any other (docs/contract.md §8).
 import type { Logger } from 'pino';
 import type { LeaseEvent } from '../types.js';
-import { PositionLostError, StoreUnavailableError } from '../types.js';
+import { PositionLostError, StoreReplacedError, StoreUnavailableError, UNWRITTEN_EPOCH } from '../types.js';
 import type { CommandRunner } from './command-runner.js';
 import { waitUntilReady, withDeadline } from './command-runner.js';
 import { openRedisClient, type RedisClient } from './connection.js';
@@ -53,6 +62,8 @@ export interface FollowChangesOptions {
   commandTimeoutMs: number;
   logger: Logger;
   position: string;
+  /** The epoch the position's snapshot read (UNWRITTEN_EPOCH: none); undefined: not checked. */
+  epoch?: string;
   signal: AbortSignal;
   /** An entry this version cannot read: logged and counted, then skipped (see RedisSession). */
   skipUnreadable: (entry: UnreadableEntry) => void;
@@ -160,11 +171,21 @@ class AppendWaker {
       } catch (error) {
         throw unavailable('waiting for changes', error);
       }
-      const [[newestError, newest] = [null, null], [readError, read] = [null, null]] = replies ?? [];
-      const failed = newestError ?? readError;
+      const [[newestError, newest] = [null, null], [readError, read] = [null, null], [epochError, epoch] = [null, null], [atError, at] = [null, null], [oldestError, oldest] = [null, null]] =
+        replies ?? [];
+      const failed = newestError ?? readError ?? epochError ?? atError ?? oldestError;
       if (failed || replies === null) throw unavailable('waiting for changes', failed ?? new Error('pipeline discarded'));
       const newestId = newestIdOf(newest);
-      if (compareStreamIds(newestId, head.sentAt) < 0) throw new PositionLostError(head.sentAt);
+      if (compareStreamIds(newestId, head.sentAt) < 0) throw new StoreReplacedError(head.sentAt);
+      // Read after the XREAD returned: the data it served is the snapshot's lifetime, and still holds the
+      // entry the read was sent at, unless the log was trimmed past it.
+      const expected = this.options.epoch;
+      if (expected !== undefined && ((epoch as string | null) ?? UNWRITTEN_EPOCH) !== expected) throw new PositionLostError(head.sentAt);
+      if (head.sentAt !== '0-0' && newestIdOf(at) === '0-0') {
+        const oldestId = newestIdOf(oldest);
+        if (oldestId !== '0-0' && compareStreamIds(oldestId, head.sentAt) > 0) throw new PositionLostError(head.sentAt);
+        throw new StoreReplacedError(head.sentAt);
+      }
       // Appended between two XREADs: read it with the script, which checks the position.
       if (compareStreamIds(newestId, position) > 0) return [];
       // null: the window passed with nothing new, and the reply proved the path alive.
@@ -183,6 +204,9 @@ class AppendWaker {
       .pipeline()
       .xrevrange(keys.changes, '+', '-', 'COUNT', 1)
       .xread('COUNT', BATCH, 'BLOCK', this.windowMs, 'STREAMS', keys.changes, '$')
+      .get(keys.epoch)
+      .xrange(keys.changes, sentAt, sentAt)
+      .xrange(keys.changes, '-', '+', 'COUNT', 1)
       .exec();
     // A read still queued when the follow ends fails with the connection; nobody awaits it then.
     replies.catch(() => {});
@@ -205,6 +229,7 @@ class AppendWaker {
       commandTimeoutMs: this.replyDueMs + (this.windowMs + 100) * QUEUED_READS,
       reconnect: false,
       lazyConnect: true,
+      disconnectTimeoutMs: 0,
       connectionName: 'poolscope:changes',
     });
     client.on('error', (error: Error) => logger.debug({ err: error.message }, 'change log connection error'));

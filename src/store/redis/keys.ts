@@ -10,20 +10,43 @@ export interface StoreKeys {
   readonly changes: string;
   /** String: the store's epoch, created once per data lifetime (see StoreSnapshot.epoch). */
   readonly epoch: string;
+  /** String: the writers' latest stamp (Redis TIME, ms; stamp-3.lua). */
+  readonly stamp: string;
+  /** Sorted set: the outages the writers lived through, score = end, member = "start:end:window" (ms). */
+  readonly outages: string;
   /** Hash of one pool: registration, renewed_at_ms, lease_ms, version. */
   pool(key: PoolKey): string;
 }
 
-export function createStoreKeys(prefix: string): StoreKeys {
+/**
+ * What a store's leases are of: pools, or routers (docs/contract.md §10). Router leases live in the same
+ * Redis under keys of their own (`router:<id>` hashes, `router-deadlines`, `router-changes`), and share the
+ * epoch, the stamp and the outages with the pools: one Redis, one data lifetime, one renewal window.
+ */
+export type LeaseKind = 'pools' | 'routers';
+
+export function createStoreKeys(prefix: string, kind: LeaseKind = 'pools'): StoreKeys {
   if (prefix === '' || /[{}]/.test(prefix)) {
     // A brace in the prefix would move the hash tag and scatter the keys over several slots.
     throw new RangeError(`redis prefix must be non-empty and hold no "{" or "}", got ${JSON.stringify(prefix)}`);
   }
   const tag = `{${prefix}}`;
+  if (kind === 'routers') {
+    return {
+      deadlines: `${tag}:router-deadlines`,
+      changes: `${tag}:router-changes`,
+      epoch: `${tag}:epoch`,
+      stamp: `${tag}:stamp`,
+      outages: `${tag}:outages`,
+      pool: (key) => `${tag}:router:${escapeKeyPart(key)}`,
+    };
+  }
   return {
     deadlines: `${tag}:deadlines`,
     changes: `${tag}:changes`,
     epoch: `${tag}:epoch`,
+    stamp: `${tag}:stamp`,
+    outages: `${tag}:outages`,
     pool: (key) => `${tag}:pool:${escapeKeyPart(key)}`,
   };
 }

@@ -43,8 +43,9 @@ export function parseChangeEntry([position, fieldList]: StreamEntryReply): Lease
         renewedAtMs: field('renewed_at_ms'),
         leaseMs: field('lease_ms'),
         version: field('version'),
-        // An upsert is logged exactly when the content changes, so its renewal is that change.
-        changedAtMs: field('renewed_at_ms'),
+        // When the content last changed: an upsert that continues a lease a renewal window held says so;
+        // any other upsert is logged exactly when the content changes, so its renewal is that change.
+        changedAtMs: fields.get('changed_at_ms') ?? field('renewed_at_ms'),
         where: `change log entry ${position}`,
       }),
     };
@@ -52,9 +53,18 @@ export function parseChangeEntry([position, fieldList]: StreamEntryReply): Lease
   throw new MalformedReplyError(`change log entry ${position} has unknown type ${JSON.stringify(type)}`);
 }
 
-/** due-1.lua's reply: Redis's clock and the due leases, soonest first (`score` is the deadline as Redis wrote it). */
-export function parseDueReply(reply: DueReply): { nowMs: number; due: (DueLapse & { score: string })[] } {
-  const [nowMs, ...flat] = reply;
+/**
+ * due-3.lua's reply: Redis's clock, the reader's unbroken reading since, and the due leases, soonest first
+ * (`score` is the deadline as Redis wrote it).
+ */
+export function parseDueReply(reply: DueReply): {
+  nowMs: number;
+  readSinceMs: number;
+  /** When the earliest open renewal window runs out (Redis ms); undefined when none is open. */
+  heldUntilMs: number | undefined;
+  due: (DueLapse & { score: string })[];
+} {
+  const [nowMs, readSinceMs, heldUntilMs, ...flat] = reply;
   const due: (DueLapse & { score: string })[] = [];
   for (let i = 0; i + 1 < flat.length; i += 2) {
     const key = String(flat[i]);
@@ -62,7 +72,8 @@ export function parseDueReply(reply: DueReply): { nowMs: number; due: (DueLapse 
     // A sorted set score is always a number; deadlines are whole ms.
     due.push({ key, atMs: Number(score), score });
   }
-  return { nowMs: Number(nowMs), due };
+  const held = Number(heldUntilMs);
+  return { nowMs: Number(nowMs), readSinceMs: Number(readSinceMs), heldUntilMs: held >= 0 ? held : undefined, due };
 }
 
 export function parseSnapshotRecord([key, registrationJson, renewedAtMs, leaseMs, version, changedAtMs]: SnapshotRecordReply): LeaseRecord {

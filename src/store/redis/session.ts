@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { StoreStats } from '../types.js';
 import { CommandRunner } from './command-runner.js';
 import { openRedisClient, type RedisClient } from './connection.js';
-import { createStoreKeys, type StoreKeys } from './keys.js';
+import { createStoreKeys, type LeaseKind, type StoreKeys } from './keys.js';
 import type { UnreadableEntry } from './replies.js';
 import { describeRedisTarget, parseRedisUrl, type RedisTarget } from './url.js';
 
@@ -14,6 +14,8 @@ export interface RedisSessionOptions<C extends RedisClient> {
   url: string;
   /** Keys live under the hash tag `{<prefix>}`. */
   prefix: string;
+  /** Whose leases: pools (default) or routers, each under keys of their own (keys.ts). */
+  kind?: LeaseKind;
   /** Every call answers or fails (StoreUnavailableError) within about this long. */
   commandTimeoutMs: number;
   logger: Logger;
@@ -23,6 +25,8 @@ export interface RedisSessionOptions<C extends RedisClient> {
   autoPipelining: boolean;
   /** The longest reconnect delay (default 2 s, RECONNECT_MAX_MS). */
   reconnectMaxMs?: number;
+  /** See CommandRunnerOptions.timeFromTurn. */
+  timeFromTurn?: boolean;
   /** defineStoreScripts or defineReadScripts: which scripts this connection may run. */
   defineScripts: (client: RedisClient) => C;
 }
@@ -48,7 +52,7 @@ export function openRedisSession<C extends RedisClient>(options: RedisSessionOpt
     throw new RangeError(`commandTimeoutMs must be a positive number, got ${commandTimeoutMs}`);
   }
   const target = parseRedisUrl(options.url);
-  const keys = createStoreKeys(options.prefix);
+  const keys = createStoreKeys(options.prefix, options.kind);
   const description = describeRedisTarget(target);
   const client = options.defineScripts(
     openRedisClient({
@@ -57,6 +61,9 @@ export function openRedisSession<C extends RedisClient>(options: RedisSessionOpt
       // A connection silent for a whole command timeout while replies are owed is a held path: drop it
       // and reconnect, so the store works again as soon as the path does (docs/design.md "Scale and regions").
       socketTimeoutMs: commandTimeoutMs,
+      // Every command goes through the runner, which bounds it (a pipelined read from when the reply
+      // ahead of it arrived): ioredis's own timeout, from the moment of sending, would not let it wait its turn.
+      ioredisCommandTimeout: false,
       reconnect: true,
       reconnectMaxMs: options.reconnectMaxMs,
       connectionName: options.connectionName,
@@ -71,7 +78,7 @@ export function openRedisSession<C extends RedisClient>(options: RedisSessionOpt
   client.on('reconnecting', () => {
     stats.reconnects += 1;
   });
-  const runner = new CommandRunner({ client, commandTimeoutMs, logger, description });
+  const runner = new CommandRunner({ client, commandTimeoutMs, logger, description, timeFromTurn: options.timeFromTurn });
   const skipUnreadable = (entry: UnreadableEntry) => {
     stats.unreadableEntries += 1;
     if ('streamId' in entry) {

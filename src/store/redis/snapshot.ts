@@ -25,33 +25,46 @@
 // was read. A step is up to 10,000 members: a ZSCAN of that many takes Redis about 5-12 ms, a read script
 // of 1,000 hashes about 6 ms, so no single command blocks Redis for long.
 //
-// A pool hash expires at its deadline (PEXPIREAT), so a lease that had run out when its step was read is
-// not in the snapshot, swept or not (docs/design.md "The store"); its lapse may still follow in the log,
-// for a pool the snapshot does not hold, and a follower ignores a lapse of a pool it does not know. No
-// record is left out for a deadline as of the end of the read, though: a record read earlier in the scan,
-// or taken from the log, carries the deadline of its last logged change or of its read, and a renewal
-// since (which logs nothing) may have moved it. Dropping such a record would lose a live pool until its
-// next content change; keeping one that did run out costs one lapse, which follows in the log. Only a
-// record whose deadline had passed when the read began (Redis TIME then) is left out: a hash that outlived
-// its deadline (written by a version that let hashes outlive leases), since a renewal after a deadline
-// is logged as a new lease, never silent.
+// A pool hash outlives its deadline (by a backstop far longer than any renewal window), so whether a lease
+// is still live is judged here, by the renewal window's rule (docs/contract.md §9, window-2.lua read behind
+// P1): a record is kept when its deadline had not passed when the read began (Redis TIME then), or is past
+// the horizon of what may lapse as of the end of the read (a window holds it, or a stale stamp of writers
+// not known gone). A lease left out may still have its lapse follow in the log, for a pool the snapshot
+// does not hold, and a follower ignores a lapse of a pool it does not know. No record is left out for a
+// deadline as of the end of the read, though: a record read earlier in the scan, or taken from the log,
+// carries the deadline of its last logged change or of its read, and a renewal since (which logs nothing)
+// may have moved it. Dropping such a record would lose a live pool until its next content change; keeping
+// one that did run out costs one lapse, which follows in the log. A renewal after a deadline is never
+// silent: it is logged as a new lease, or, for a lease a window held, as an upsert that continues it.
 //
 // Every command here only reads (the read scripts are flagged no-writes), so a snapshot also works on a
 // read-only replica; the epoch is written only by the home region's store (EpochAccess).
 import { randomUUID } from 'node:crypto';
 import type { PoolKey } from '../../contract/index.js';
 import type { LeaseRecord, StoreSnapshot } from '../types.js';
-import { StoreUnavailableError } from '../types.js';
+import { StoreUnavailableError, UNWRITTEN_EPOCH } from '../types.js';
 import type { CommandRunner } from './command-runner.js';
 import type { RedisClient } from './connection.js';
 import type { StoreKeys } from './keys.js';
+import { parseWindowReply, type ReaderContinuity } from './renewal-window.js';
+import { ReadPipeline, type PoolWeight } from './read-pipeline.js';
 import type { ReplicaLink } from './replica-link.js';
 import { MalformedReplyError, parseSnapshotRecord, readEntry, type UnreadableEntry } from './replies.js';
 import type { PoolFieldsReply, ReadScriptCommands } from './scripts.js';
 
-/** Members per ZSCAN step (about: a hint to Redis) and hashes per read script. */
+/** Members per ZSCAN step (about: a hint to Redis) and hashes per read script at most. */
 const SCAN_COUNT = 10_000;
 const READ_BATCH = 1000;
+/**
+ * Bytes of registrations per read script, and of replies owed at once (docs/design.md "Snapshots that
+ * scale with bytes"): a reply crosses even a 1 MB/s link within a second, and the window covers the
+ * round trip of a 40 ms link at 100 MB/s (of a 150 ms one at 27 MB/s) while Redis buffers at most that
+ * much for one reader.
+ */
+const READ_BYTES = 512 * 1024;
+const WINDOW_BYTES = 8 * 1024 * 1024;
+/** A pool's weight until a reply says: a large registration, so the first reads stay small. */
+const INITIAL_POOL_BYTES = 16 * 1024;
 const CHANGES_BATCH = 500;
 const ATTEMPTS = 3;
 
@@ -63,48 +76,76 @@ const ATTEMPTS = 3;
 export type EpochAccess = 'create' | 'read';
 
 /**
- * A reader's epoch while the epoch key does not exist: on a replica that has not received it yet, or in a
- * region whose own replicas have not read a snapshot since its Redis lost its data (they create it at
- * their first one, within a second of coming back). A constant, so readers agree on it; a follower sees
- * the epoch change once when the key appears and holds that region's pools for one lease, which errs
- * on the safe side. A loss of data while the key stays missing goes unseen, but it loses nothing a
+ * A reader's epoch while the epoch key does not exist (UNWRITTEN_EPOCH): on a replica that has not received
+ * it yet, or in a region whose own replicas have not read a snapshot since its Redis lost its data (they
+ * create it at their first one, within a second of coming back). A constant, so readers agree on it. A
+ * follower that knew a written epoch and now finds none holds that region's pools for one lease (the
+ * loss); the epoch written next is not a second loss, nor is one written after the follower's first read
+ * found none (RegionFeed). A loss of data while the key stays missing goes unseen, but it loses nothing a
  * follower could miss: leases are written only by that region's replicas, and those create the key
  * before anything else reads their leases.
  */
-export const UNWRITTEN_EPOCH = 'unwritten';
+export { UNWRITTEN_EPOCH };
 
 export interface ReadSnapshotOptions {
   runner: CommandRunner;
   keys: StoreKeys;
   epoch: EpochAccess;
   replicaLink: ReplicaLink;
+  /** The reader's unbroken reading of the store, for the renewal window (window-2.lua). */
+  continuity: ReaderContinuity;
   /** A pool hash or log entry this version cannot read: logged and counted, that one pool skipped. */
   skipUnreadable: (entry: UnreadableEntry) => void;
+  /** What the reader's pools weighed in its snapshots so far (read-pipeline.ts), updated here. */
+  weight: PoolWeight;
 }
 
 type ReadClient = RedisClient & ReadScriptCommands;
 
-export async function readSnapshot({ runner, keys, epoch, replicaLink, skipUnreadable }: ReadSnapshotOptions): Promise<StoreSnapshot> {
-  // The clock, the epoch, and whether a replica's data is current at all: sent beside another command.
+export async function readSnapshot({ runner, keys, epoch, replicaLink, continuity, skipUnreadable, weight }: ReadSnapshotOptions): Promise<StoreSnapshot> {
+  // The clock with the renewal window, the epoch, and whether a replica's data is current at all: sent
+  // beside another command.
   const closing = (client: RedisClient) =>
-    Promise.all([client.time(), readEpoch(client, keys, epoch), replicaLink.check(client)]).then(
-      ([time, currentEpoch]) => ({ nowMs: timeMs(time), epoch: currentEpoch }),
-    );
+    Promise.all([
+      (client as ReadClient).poolscopeWindow(keys.stamp, keys.outages, ...continuity.args()),
+      readEpoch(client, keys, epoch),
+      replicaLink.check(client),
+    ]).then(([reply, currentEpoch, link]) => {
+      const window = parseWindowReply(reply);
+      continuity.read(window.status.nowMs, window.readSinceMs);
+      // A read replica not proven current: a stale stamp there may be a stalled link, not writers gone,
+      // so only what ran out before the stamp counts as run out (the rule's horizon for writers not gone).
+      let horizonMs = window.horizonMs;
+      if (!link.proven) {
+        continuity.gap();
+        horizonMs = Math.min(horizonMs, window.status.stampMs ?? -1);
+      }
+      return { nowMs: window.status.nowMs, horizonMs, epoch: currentEpoch };
+    });
   // P1, with the closing reads behind it in the same round trip.
-  const newestPosition = () =>
-    runner.run('snapshot', async (client) => {
+  const newestPosition = (pipeline: ReadPipeline) =>
+    pipeline.send(async (client) => {
       const [[newest], closed] = await Promise.all([client.xrevrange(keys.changes, '+', '-', 'COUNT', 1), closing(client)]);
       return { after: newest?.[0] ?? '0-0', closed };
     });
 
   for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
+    const pipeline = new ReadPipeline({
+      runner,
+      what: 'snapshot',
+      windowBytes: WINDOW_BYTES,
+      readBytes: READ_BYTES,
+      maxPools: READ_BATCH,
+      initialPoolBytes: INITIAL_POOL_BYTES,
+      weight,
+    });
     // Sent in one turn on the one connection, so Redis runs them in this order: the first ZSCAN step goes
     // out behind the position P0 without waiting for it (see readLeases for the rest of the pipeline).
-    const started = runner.run('snapshot', async (client) => {
+    const started = pipeline.send(async (client) => {
       const [[newest], time] = await Promise.all([client.xrevrange(keys.changes, '+', '-', 'COUNT', 1), client.time()]);
       return [newest?.[0] ?? '0-0', timeMs(time)] as const;
     });
-    const [[before, startMs], { records, after, closed }] = await Promise.all([started, readLeases(runner, keys, newestPosition, skipUnreadable)]);
+    const [[before, startMs], { records, after, closed }] = await Promise.all([started, readLeases(pipeline, keys, newestPosition, skipUnreadable)]);
 
     let position = before;
     let reachable = true;
@@ -127,8 +168,10 @@ export async function readSnapshot({ runner, keys, epoch, replicaLink, skipUnrea
     if (!reachable) continue;
 
     // Read behind P1; read again when the log was read after it, so they are never older than the position.
-    const { nowMs, epoch: currentEpoch } = position === before ? closed : await runner.run('snapshot', closing);
-    const live = [...records.values()].filter((record) => record.deadlineMs > startMs);
+    const { nowMs, horizonMs, epoch: currentEpoch } = position === before ? closed : await runner.run('snapshot', closing);
+    // Live when it had not run out as the read began, or when it may not lapse yet (a window holds it).
+    const keptAfter = Math.min(startMs, horizonMs);
+    const live = [...records.values()].filter((record) => record.deadlineMs > keptAfter);
     return { records: live, position, nowMs, epoch: currentEpoch };
   }
   throw new StoreUnavailableError(`redis store: snapshot fell behind the change log ${ATTEMPTS} times`);
@@ -149,14 +192,16 @@ async function readEpoch(client: RedisClient, keys: StoreKeys, access: EpochAcce
  * Every lease in the deadlines set, as its hash reads now (the caller corrects it with the log), and the
  * newest log position after the last step was read (P1).
  *
- * Pipelined (see the header): each ZSCAN step goes out as soon as the previous cursor is known, ahead of
- * the read scripts of the previous step's members, so a step costs one round trip. The newest position
- * goes out behind the last read script, on the same connection, so it is read after every hash.
+ * Pipelined (see the header and read-pipeline.ts): each ZSCAN step goes out as soon as the previous cursor
+ * is known, ahead of the read scripts of the previous step's members, so a step costs one round trip; the
+ * read scripts go out as the replies owed leave room, each sized to the bytes a pool has weighed so far.
+ * The newest position goes out behind the last read script, on the same connection, so it is read after
+ * every hash.
  */
 async function readLeases<Tail extends { after: string }>(
-  runner: CommandRunner,
+  pipeline: ReadPipeline,
   keys: StoreKeys,
-  newestPosition: () => Promise<Tail>,
+  newestPosition: (pipeline: ReadPipeline) => Promise<Tail>,
   skipUnreadable: (entry: UnreadableEntry) => void,
 ): Promise<Tail & { records: Map<PoolKey, LeaseRecord> }> {
   const records = new Map<PoolKey, LeaseRecord>();
@@ -180,26 +225,46 @@ async function readLeases<Tail extends { after: string }>(
     });
   };
   const reads: Promise<void>[] = [];
-  let scan = runner.run('snapshot', (client) => client.zscan(keys.deadlines, '0', 'COUNT', SCAN_COUNT));
+  const zscan = (cursor: string) => {
+    const step = pipeline.send((client) => client.zscan(keys.deadlines, cursor, 'COUNT', SCAN_COUNT));
+    // Awaited in turn; should a read fail first, the snapshot ends without it, and its failure must not
+    // count as unobserved.
+    step.catch(() => {});
+    return step;
+  };
+  let scan: Promise<[string, string[]]> | undefined = zscan('0');
+  /** The members of the last ZSCAN step (member, score, member, …), read up to `next`. */
+  let flat: string[] = [];
+  let next = 0;
   for (;;) {
-    const [next, flat] = await scan;
-    // The next step goes out first, ahead of this step's reads, so Redis answers it without waiting for them.
-    if (next !== '0') scan = runner.run('snapshot', (client) => client.zscan(keys.deadlines, next, 'COUNT', SCAN_COUNT));
-    for (let start = 0; start < flat.length; start += 2 * READ_BATCH) {
-      const members: string[] = [];
-      for (let i = start; i < flat.length && i < start + 2 * READ_BATCH; i += 2) members.push(flat[i]!);
-      const hashes = members.map((member) => keys.pool(member));
-      const read = runner
-        .run('snapshot', (client) => (client as ReadClient).poolscopeReadPools(hashes.length, hashes))
-        .then((fields) => store(members, fields));
-      // Awaited below; a failure meanwhile must not count as unobserved (the next ZSCAN fails with it).
-      read.catch(() => {});
-      reads.push(read);
+    if (next >= flat.length) {
+      if (scan === undefined) break;
+      const [cursor, step]: [string, string[]] = await scan;
+      // The next step goes out first, ahead of this step's reads, so Redis answers it without waiting for them.
+      scan = cursor === '0' ? undefined : zscan(cursor);
+      [flat, next] = [step, 0];
+      continue;
     }
-    if (next === '0') break;
+    const count = pipeline.nextBatch((flat.length - next) / 2);
+    const members: string[] = [];
+    for (let i = next; i < flat.length && members.length < count; i += 2) members.push(flat[i]!);
+    next += 2 * members.length;
+    const hashes = members.map((member) => keys.pool(member));
+    const { reply } = await pipeline.read(members.length, (client) => (client as ReadClient).poolscopeReadPools(hashes.length, hashes), replyBytes);
+    const read = reply.then((fields) => store(members, fields));
+    // Awaited below; a failure meanwhile must not count as unobserved (the next read or ZSCAN fails with it).
+    read.catch(() => {});
+    reads.push(read);
   }
-  const [tail] = await Promise.all([newestPosition(), ...reads]);
+  const [tail] = await Promise.all([newestPosition(pipeline), ...reads]);
   return { ...tail, records };
+}
+
+/** About the bytes a read script's reply carried: its strings' lengths. */
+function replyBytes(fields: PoolFieldsReply): number {
+  let bytes = 0;
+  for (const field of fields) bytes += field == null ? 1 : field.length + 8;
+  return bytes;
 }
 
 /** A TIME reply ([seconds, microseconds]) in whole ms, as the scripts read Redis's clock. */

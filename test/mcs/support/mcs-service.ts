@@ -34,6 +34,9 @@ export interface McsServiceOptions {
   redisCommandTimeoutMs?: number;
   /** Hold the slice source's backoff gate from the start (the test lets it go on). */
   holdBackoff?: boolean;
+  /** `--router-service-name` / `--router-port-name` (default `global-router` / `relay`, as serve's). */
+  routerServiceName?: string;
+  routerPortName?: string;
   /** The slice source's warning hook (as `serve` counts warnings with). */
   onSliceWarning?: (kind: 'frontend_slice_without_port') => void;
 }
@@ -103,6 +106,8 @@ export async function startMcsService(options: McsServiceOptions): Promise<McsSe
     relayServiceSuffix: '-pool-relay',
     frontendServiceSuffix: '-frontend',
     frontendPortName,
+    routerServiceName: options.routerServiceName ?? 'global-router',
+    routerPortName: options.routerPortName ?? 'relay',
     logger: logs.logger.child({ component: 'endpointslices' }),
     // The product's backoff numbers (0.8 s doubling to 30 s, jitter), with the wait handed to the test.
     backoff: { sleep: backoff.sleep },

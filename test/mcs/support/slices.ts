@@ -27,6 +27,7 @@ export interface PortSpec {
   name?: string;
   port?: number | null;
   protocol?: string;
+  appProtocol?: string;
 }
 
 export interface SliceSpec {

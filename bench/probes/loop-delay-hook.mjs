@@ -1,0 +1,36 @@
+// Preloaded into the real binary (`node --import ./bench/probes/loop-delay-hook.mjs bin/poolscope.js serve …`)
+// so a part can read how late the replica's event loop ran, without a debugger and without tsx (plain
+// JavaScript: the replica starts as it always does). A timer asks to run every millisecond; each run
+// records how late it came (a turn that held the loop for 40 ms shows as one sample of ~40 ms).
+// perf_hooks.monitorEventLoopDelay is not used: on Node 20 it reported 11 ms for a 100 ms block.
+// IPC with the parent (bench/lib/loop-delay.ts):
+//   ← {type: 'loop-delay', reset}  → {type: 'loop-delay', p50, p99, max, samples} in ms, since the last reset
+// The IPC channel and the timer are unref'd: they never keep the binary alive after its own shutdown.
+import { createHistogram } from 'node:perf_hooks';
+
+if (!process.send) throw new Error('loop-delay-hook: run as a child with an IPC channel');
+const PERIOD_MS = 1;
+const histogram = createHistogram();
+let due = performance.now() + PERIOD_MS;
+const tick = () => {
+  const now = performance.now();
+  // In µs (the histogram holds integers ≥ 1).
+  histogram.record(Math.max(1, Math.round((now - due) * 1000)));
+  due = now + PERIOD_MS;
+  setTimeout(tick, PERIOD_MS).unref();
+};
+setTimeout(tick, PERIOD_MS).unref();
+
+process.channel?.unref();
+process.on('message', (request) => {
+  if (request?.type !== 'loop-delay') return;
+  const ms = (micros) => Math.round(micros) / 1000;
+  process.send?.({
+    type: 'loop-delay',
+    p50: ms(histogram.percentile(50)),
+    p99: ms(histogram.percentile(99)),
+    max: ms(histogram.max),
+    samples: histogram.count,
+  });
+  if (request.reset) histogram.reset();
+});
