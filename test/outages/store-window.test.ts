@@ -6,7 +6,7 @@
 // and within a sweep of it; a reader started in the window reads both pools.
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRedisReader, createRedisStore } from '../../src/store/redis/index.js';
+import { createRedisReader, createRedisRouterStore, createRedisStore } from '../../src/store/redis/index.js';
 import { createStoreKeys } from '../../src/store/redis/keys.js';
 import type { LeaseReader, RegistrationStore } from '../../src/store/types.js';
 import { silentLogger } from '../support/logs.js';
@@ -198,5 +198,39 @@ describe.each(KINDS)('the renewal window after an outage: %s', (_kind, make) => 
     if (inWindow instanceof Error) throw inWindow;
     expect(inWindow.stillOpen).toBe(true);
     expect(inWindow.snapshot.records.map((r) => r.key).sort()).toEqual([key(DEAD), key(LIVE)].sort());
+  });
+});
+
+describe('the renewal window after an outage: one record for pools and routers', () => {
+  it("counts the pools' leases when the routers' writer records the outage first (and the routers' when the pools' does)", async () => {
+    for (const first of ['routers', 'pools'] as const) {
+      const redis = await startPrivateRedis();
+      opened.push(() => redis.stop());
+      const prefix = randomPrefix('window');
+      const options = { url: redis.url, prefix, leaseMs: LEASE_MS, heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS, commandTimeoutMs: COMMAND_TIMEOUT_MS, logger: silentLogger() };
+      // One replica's two writers of the same Redis: its pool leases and its router leases.
+      const pools = createRedisStore(options);
+      const routers = createRedisRouterStore(options);
+      opened.push(() => pools.close(), () => routers.close());
+      await pools.snapshot();
+      await routers.snapshot();
+      await pools.heartbeat(DEAD);
+      await routers.heartbeat({ id: 'router-1', url: 'http://127.0.0.1:9100' });
+      redis.pause();
+      // Each writer's commands fail during the outage, as its sweeps' would.
+      const failing = await Promise.allSettled([pools.sweep(), routers.sweep()]);
+      expect(failing.map((result) => result.status)).toEqual(['rejected', 'rejected']);
+      await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
+      redis.resume();
+      // The first writer through records the outage (its snapshot stamps first); the other gets through after.
+      const recorder = first === 'routers' ? routers : pools;
+      await waitFor(() => recorder.snapshot().then(() => true, () => false), { timeoutMs: 10_000, message: `${first}: stamped again` });
+      const inspector = new Redis(redis.url);
+      opened.push(() => inspector.disconnect());
+      const [record] = await inspector.zrange(createStoreKeys(prefix).outages, '0', '-1');
+      const covered = Number(record!.split(':')[3]);
+      // Both deadlines fell in the outage: the dead pool's and the router's, whichever writer recorded it.
+      expect({ first, covered }).toEqual({ first, covered: 2 });
+    }
   });
 });

@@ -14,8 +14,8 @@
            content last changed; a plain renewal leaves it)
   KEYS[2]  deadlines: sorted set, member = pool key, score = deadline in ms
   KEYS[3]  change log: stream of upsert/lapse entries
-  KEYS[4]  stamp: the writers' latest stamp (stamp-3.lua)
-  KEYS[5]  outages: the recorded outages (stamp-3.lua)
+  KEYS[4]  stamp: the writers' latest stamp (stamp-4.lua)
+  KEYS[5]  outages: the recorded outages (stamp-4.lua)
   ARGV[1]  pool key (cluster_id/namespace/name): the deadlines member and the `key` of log entries
   ARGV[2]  registration as canonical JSON
   ARGV[3]  lease in ms

@@ -10,10 +10,15 @@ export interface StoreKeys {
   readonly changes: string;
   /** String: the store's epoch, created once per data lifetime (see StoreSnapshot.epoch). */
   readonly epoch: string;
-  /** String: the writers' latest stamp (Redis TIME, ms; stamp-3.lua). */
+  /** String: the writers' latest stamp (Redis TIME, ms; stamp-4.lua). */
   readonly stamp: string;
   /** Sorted set: the outages the writers lived through, score = end, member = "start:end:window" (ms). */
   readonly outages: string;
+  /**
+   * The deadlines of every kind of lease in this Redis, pools' then routers': an outage's one record
+   * (stamp-4.lua) counts the leases of both, whichever kind's writer records it.
+   */
+  readonly leaseDeadlines: readonly [pools: string, routers: string];
   /** Hash of one pool: registration, renewed_at_ms, lease_ms, version. */
   pool(key: PoolKey): string;
 }
@@ -31,22 +36,25 @@ export function createStoreKeys(prefix: string, kind: LeaseKind = 'pools'): Stor
     throw new RangeError(`redis prefix must be non-empty and hold no "{" or "}", got ${JSON.stringify(prefix)}`);
   }
   const tag = `{${prefix}}`;
+  const leaseDeadlines = [`${tag}:deadlines`, `${tag}:router-deadlines`] as const;
   if (kind === 'routers') {
     return {
-      deadlines: `${tag}:router-deadlines`,
+      deadlines: leaseDeadlines[1],
       changes: `${tag}:router-changes`,
       epoch: `${tag}:epoch`,
       stamp: `${tag}:stamp`,
       outages: `${tag}:outages`,
+      leaseDeadlines,
       pool: (key) => `${tag}:router:${escapeKeyPart(key)}`,
     };
   }
   return {
-    deadlines: `${tag}:deadlines`,
+    deadlines: leaseDeadlines[0],
     changes: `${tag}:changes`,
     epoch: `${tag}:epoch`,
     stamp: `${tag}:stamp`,
     outages: `${tag}:outages`,
+    leaseDeadlines,
     pool: (key) => `${tag}:pool:${escapeKeyPart(key)}`,
   };
 }

@@ -9,8 +9,8 @@
   KEYS[1]  the pool's hash
   KEYS[2]  deadlines: sorted set, member = pool key, score = deadline in ms
   KEYS[3]  change log stream
-  KEYS[4]  stamp: the writers' latest stamp (stamp-3.lua)
-  KEYS[5]  outages: the recorded outages (stamp-3.lua)
+  KEYS[4]  stamp: the writers' latest stamp (stamp-4.lua)
+  KEYS[5]  outages: the recorded outages (stamp-4.lua)
   ARGV[1]  pool key (the deadlines member)
   ARGV[2]  change log cap (XADD MAXLEN ~)
   ARGV[3]  stale bound of the stamp in ms

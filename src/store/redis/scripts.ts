@@ -66,11 +66,12 @@ export interface WriteScriptCommands {
     changeLogCap: number,
     staleMs: number,
   ): Promise<number>;
-  /** stamp-3.lua: `failed` 1 when the writer's commands failed since its last stamp. */
+  /** stamp-4.lua: `failed` 1 when the writer's commands failed since its last stamp. */
   poolscopeStamp(
     stamp: string,
     outages: string,
     deadlines: string,
+    routerDeadlines: string,
     failed: 0 | 1,
     staleMs: number,
     windowMs: number,
@@ -115,7 +116,7 @@ export type WindowReply = [
   lastWindowMs: number,
   covered: number,
 ];
-/** stamp-3.lua: Redis TIME in ms, 1 when it recorded an outage (2: extended the last), its start, the leases it covers. */
+/** stamp-4.lua: Redis TIME in ms, 1 when it recorded an outage (2: extended the last), its start, the leases it covers. */
 export type StampReply = [nowMs: number, recorded: 0 | 1 | 2, startMs: number, covered: number];
 
 interface ScriptFile {
@@ -134,7 +135,7 @@ const READ_SCRIPTS: Record<keyof ReadScriptCommands, ScriptFile> = {
 const WRITE_SCRIPTS: Record<keyof WriteScriptCommands, ScriptFile> = {
   poolscopeHeartbeat: { file: 'heartbeat-5.lua', numberOfKeys: 5 },
   poolscopeLapse: { file: 'lapse-5.lua', numberOfKeys: 5 },
-  poolscopeStamp: { file: 'stamp-3.lua', numberOfKeys: 3 },
+  poolscopeStamp: { file: 'stamp-4.lua', numberOfKeys: 4 },
 };
 
 /** Every read script must carry this first line (checked when it is loaded). */

@@ -85,7 +85,7 @@ class RedisStore<R> implements RegistrationStore<R> {
   private stampedAt: number | undefined;
   /** This writer's last stamp on Redis's clock (ms), -1 before its first. */
   private lastStampMs = -1;
-  /** How long after a recorded outage's end this writer may still extend it (stamp-3.lua). */
+  /** How long after a recorded outage's end this writer may still extend it (stamp-4.lua). */
   private readonly extendMs: number;
 
   constructor(
@@ -139,7 +139,7 @@ class RedisStore<R> implements RegistrationStore<R> {
     return { key, leaseMs: this.leaseMs, changed: changed === 1 };
   }
 
-  /** Stamps first: an outage this writer lived through is on record before it reads (stamp-3.lua). */
+  /** Stamps first: an outage this writer lived through is on record before it reads (stamp-4.lua). */
   async snapshot(): Promise<StoreSnapshot<R>> {
     await this.stamp();
     return this.reader.snapshot();
@@ -206,7 +206,7 @@ class RedisStore<R> implements RegistrationStore<R> {
   }
 
   /**
-   * This writer says it can write (stamp-3.lua), reporting whether its commands failed since its last
+   * This writer says it can write (stamp-4.lua), reporting whether its commands failed since its last
    * stamp: if nobody stamped meanwhile either, the store answered no writer, and the outage is recorded.
    */
   private async stamp(): Promise<void> {
@@ -217,7 +217,7 @@ class RedisStore<R> implements RegistrationStore<R> {
       client.poolscopeStamp(
         keys.stamp,
         keys.outages,
-        keys.deadlines,
+        ...keys.leaseDeadlines,
         failed,
         this.timing.staleMs,
         this.windowMs,

@@ -14,7 +14,9 @@
   KEYS[1]  stamp: string, the latest stamp (Redis TIME, ms)
   KEYS[2]  outages: sorted set, score = end (ms), member = "start:end:window:covered" (ms, then the leases
            whose deadline fell in the outage or its window when it was recorded)
-  KEYS[3]  deadlines: sorted set of lease deadlines (to count the leases the window covers)
+  KEYS[3]  deadlines: sorted set of the pools' lease deadlines (to count the leases the window covers)
+  KEYS[4]  router deadlines: sorted set of the routers' lease deadlines (the same Redis, one record for
+           both kinds: whichever writer records the outage counts the leases of both)
   ARGV[1]  1 when the caller's commands failed since its last stamp, else 0
   ARGV[2]  stale bound in ms: a gap between stamps longer than this, with failures, is an outage
   ARGV[3]  renewal window in ms (the writer's heartbeat interval + command timeout), kept with the outage
@@ -25,11 +27,16 @@
   Returns {now_ms, recorded, start_ms, covered}
     recorded  1 when this call recorded an outage [start_ms, now_ms], 2 when it extended the last one to
               end now, else 0 (start_ms, covered then 0)
-    covered   leases whose deadline falls in [start, now + window]: the ones the window holds
+    covered   leases (pools' and routers') whose deadline falls in [start, now + window]: the ones the
+              window holds
 ]]
 local stampKey = KEYS[1]
 local outagesKey = KEYS[2]
-local deadlines = KEYS[3]
+
+-- Leases of both kinds whose deadline falls in [from, to].
+local function leases_between(from, to)
+  return redis.call('ZCOUNT', KEYS[3], from, to) + redis.call('ZCOUNT', KEYS[4], from, to)
+end
 local staleMs = tonumber(ARGV[2])
 local windowMs = tonumber(ARGV[3])
 local keep = tonumber(ARGV[4])
@@ -47,7 +54,7 @@ local failed = ARGV[1] == '1' or (ownLast >= 0 and now - ownLast > staleMs)
 local recorded, start, covered = 0, 0, 0
 if failed and previous ~= nil and now - previous > staleMs then
   start = previous
-  covered = redis.call('ZCOUNT', deadlines, start, now + windowMs)
+  covered = leases_between(start, now + windowMs)
   redis.call('ZADD', outagesKey, now, string.format('%d:%d:%d:%d', start, now, windowMs, covered))
   redis.call('ZREMRANGEBYRANK', outagesKey, 0, -(keep + 1))
   recorded = 1
@@ -60,7 +67,7 @@ elseif failed then
     s, e, w, c = tonumber(s), tonumber(e), tonumber(w), tonumber(c) or 0
     if s and e >= ownLast and now > e and now - e <= extendMs then
       start = s
-      covered = math.max(c, redis.call('ZCOUNT', deadlines, start, now + w))
+      covered = math.max(c, leases_between(start, now + w))
       redis.call('ZREM', outagesKey, last)
       redis.call('ZADD', outagesKey, now, string.format('%d:%d:%d:%d', s, now, w, covered))
       recorded = 2
