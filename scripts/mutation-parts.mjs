@@ -2,10 +2,10 @@
 // mutates, and the unit test files that exercise them in process (`tests`, less `excludeTests`, and
 // without the tests named in `skipTests`), and optionally how long past a test's own time a mutant may
 // run before it counts as a timeout (`timeoutMS`, default 10 s: parts whose mutants often loop forever
-// on a retry or a reconnect take less, so each such mutant costs seconds, not ten). A part's tests start no Redis, no
-// binary and no browser, so every mutant runs in seconds; the store part mutates only the parts of the
-// Redis store that need no live Redis (keys, replies, URL parsing, canonical JSON), see docs/design.md
-// "The store".
+// on a retry or a reconnect take less, so each such mutant costs seconds, not ten). A part marked
+// `beside` runs on one test runner while the others run in turn. A part's tests start no binary and no
+// browser, so every mutant runs in seconds; the store part mutates only the parts of the Redis store
+// that need no live Redis (keys, replies, URL parsing, canonical JSON), see docs/design.md "The store".
 export const MUTATION_PARTS = {
   machines: {
     mutate: ['machines/**/*.ts'],
@@ -65,6 +65,10 @@ export const MUTATION_PARTS = {
   // A full run: 84.4 % (relay.ts 83.5 %); with the scripted tests and the equivalent mutants marked, 98.1 %.
   relay: {
     mutate: ['src/relay/**/*.ts', '!src/relay/index.ts'],
+    // Its tests mostly wait on real timers (a Redis paused past a lease, replicas that never answer, renewals
+    // at an interval): run on one test runner beside the other parts, it leaves the CPU to them and adds
+    // little to the whole run's time (20 minutes of its own when run in turn on two runners).
+    beside: true,
     timeoutMS: 5000,
     tests: ['test/relay/**/*.test.ts', 'test/tls/mtls.test.ts'],
     // Replicas as binaries over Redis; and `poolscope simulate` (the command's churn, seconds of it per
