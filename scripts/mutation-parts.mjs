@@ -175,6 +175,7 @@ export const MUTATION_PARTS = {
     ],
     tests: [
       'test/store/memory.test.ts',
+      'test/store/memory-edges.test.ts',
       'test/store/redis-keys.test.ts',
       'test/store/redis-url.test.ts',
       'test/store/redis-replies.test.ts',
