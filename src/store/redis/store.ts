@@ -19,7 +19,7 @@ import type {
 } from '../types.js';
 import { RECONNECT_MAX_MS, type RedisClient } from './connection.js';
 import type { LeaseKind } from './keys.js';
-import { RedisLeaseReader } from './reader.js';
+import { RECONNECT_MAX_READER_MS, RedisLeaseReader } from './reader.js';
 import { OUTAGES_KEPT, STAMP_INTERVAL_MS, windowTiming, type WindowTiming } from './renewal-window.js';
 import { parseDueReply } from './replies.js';
 import { defineStoreScripts, type StoreScriptCommands } from './scripts.js';
@@ -111,6 +111,12 @@ class RedisStore<R> implements RegistrationStore<R> {
       connectionName: kind === 'pools' ? 'poolscope' : 'poolscope:routers',
       // Heartbeats from many PoolRelays arrive together: one write for all of a turn's scripts.
       autoPipelining: true,
+      // A writer that lived through an outage extends its record to its own first stamp, and its PoolRelays'
+      // window runs from then (docs/contract.md §9). Another writer (a replica started during the outage)
+      // may get through first and record a window of interval + command timeout: this one must be back
+      // within it, so it retries its connection at least every 0.25 s, as a reader does; at up to 2 s, the
+      // first writer's sweeps lapsed the leases this one's PoolRelays were renewing.
+      reconnectMaxMs: RECONNECT_MAX_READER_MS,
       defineScripts: defineStoreScripts,
     });
     // The home store creates the epoch when it is missing; a follower's reader only reads it.
