@@ -1,4 +1,4 @@
-// Many real leases written fast, without an HTTP request each: the store's own heartbeat (heartbeat-5.lua
+// Many real leases written fast, without an HTTP request each: the store's own heartbeat (heartbeat-6.lua
 // through createRedisStore, exactly what POST /pools runs) called for every registration, a batch at a
 // time on one auto-pipelined connection. Replicas read these leases like any others.
 import { pino } from 'pino';

@@ -1,4 +1,4 @@
-// The Redis limit of the heartbeat benchmark: Debian's redis-benchmark calling heartbeat-5.lua by
+// The Redis limit of the heartbeat benchmark: Debian's redis-benchmark calling heartbeat-6.lua by
 // EVALSHA, with the keys and arguments poolscope sends, over `pools` distinct pools (`-r`), so after a
 // warm-up pass nearly every call is a plain renewal, as in production.
 import { createStoreKeys } from '../../src/store/redis/keys.js';
@@ -37,7 +37,7 @@ export interface HeartbeatScriptOptions {
 
 export async function benchmarkHeartbeatScript(options: HeartbeatScriptOptions): Promise<HeartbeatScriptBenchmark> {
   // As Redis runs it: with the renewal window's rule in place of its include line.
-  const source = scriptSource('heartbeat-5.lua');
+  const source = scriptSource('heartbeat-6.lua');
   const sha = (await redisCli(options.port, ['SCRIPT', 'LOAD', source])).trim();
   const keys = createStoreKeys(options.prefix);
   // The hash key and the member get independent random numbers (redis-benchmark draws one per
@@ -45,8 +45,8 @@ export async function benchmarkHeartbeatScript(options: HeartbeatScriptOptions):
   // so it does exactly a renewal's work.
   const member = `cluster-1/llm/pool-${RANDOM}`;
   const args = [
-    'EVALSHA', sha, '5',
-    keys.pool(member), keys.deadlines, keys.changes, keys.stamp, keys.outages,
+    'EVALSHA', sha, '6',
+    keys.pool(member), keys.deadlines, keys.changes, keys.stamp, keys.outages, keys.gapRenewals,
     member, options.registrationJson, String(options.leaseMs), String(options.changeLogCap),
     String(REGISTRATION_BACKSTOP_MS), '2000',
   ];

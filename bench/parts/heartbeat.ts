@@ -1,6 +1,6 @@
 // 1. Heartbeat throughput: POST /pools on one replica with the Redis store, against the two limits it
 // sits on, measured the same way in the same run: a raw node:http echo that reads and parses the same body
-// (HTTP) and redis-benchmark of heartbeat-5.lua (Redis). Target: at least half of the lower limit. Beside
+// (HTTP) and redis-benchmark of heartbeat-6.lua (Redis). Target: at least half of the lower limit. Beside
 // each rate, the CPU time each server process spent per request, which a shared machine disturbs far less
 // than the rates: the replica's is judged against the raw echo's (≤ 1.5 ×; the heartbeat is served on
 // Node's request before Hono, so the raw echo is its reference), the bare Hono echo's shown beside it.
@@ -75,7 +75,7 @@ export const heartbeatPart: BenchPart = {
         await replica.stop();
       }
 
-      logger.info('heartbeat: redis-benchmark of heartbeat-5.lua (Redis limit)');
+      logger.info('heartbeat: redis-benchmark of heartbeat-6.lua (Redis limit)');
       const script = await benchmarkHeartbeatScript({
         port: redis.port,
         prefix: randomPrefix('bench-rb'),
@@ -88,7 +88,7 @@ export const heartbeatPart: BenchPart = {
       });
 
       const httpLimit = { label: 'HTTP limit (raw node:http POST echo)', value: echo.load.requestsPerSec, unit: 'req/s' };
-      const redisLimit = { label: 'Redis limit (redis-benchmark, heartbeat-5.lua)', value: script.callsPerSec, unit: 'calls/s' };
+      const redisLimit = { label: 'Redis limit (redis-benchmark, heartbeat-6.lua)', value: script.callsPerSec, unit: 'calls/s' };
       const lower = httpLimit.value <= redisLimit.value ? httpLimit : redisLimit;
       const [replicaCpu, redisCpuUnderPoolscope] = poolscope.cpuMicrosPerRequest as [number, number];
       const echoCpu = echo.cpuMicrosPerRequest[0]!;
@@ -100,7 +100,7 @@ export const heartbeatPart: BenchPart = {
         method:
           `autocannon (its own process), ${connections} connections, ${durationSecs} s after a ${warmupSecs} s warm-up, ` +
           `rotating ${pools} distinct registrations (after the warm-up every POST is a renewal); ` +
-          `redis-benchmark -c ${connections} -n ${redisCalls} -r ${pools} EVALSHA heartbeat-5.lua with poolscope's keys and ` +
+          `redis-benchmark -c ${connections} -n ${redisCalls} -r ${pools} EVALSHA heartbeat-6.lua with poolscope's keys and ` +
           `arguments, after a warm-up. CPU per request: the server process's user + system time (/proc) during the ` +
           `measured load, divided by the requests answered.`,
         figures: [

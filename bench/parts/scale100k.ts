@@ -175,7 +175,7 @@ export const scale100kPart: BenchPart = {
         part: 'scale100k',
         title: `${pools.toLocaleString('en-US')} pools`,
         method:
-          `${pools} live leases (${LEASE_SECS} s) written to a private Redis by the store's own heartbeat (heartbeat-5.lua ` +
+          `${pools} live leases (${LEASE_SECS} s) written to a private Redis by the store's own heartbeat (heartbeat-6.lua ` +
           `through the Redis store, batches of 2,000 on one pipelined connection: ${round(written.ms / 1000, 1)} s), then a ` +
           `new replica (the binary) spawned against them and GET /pools polled every 5 ms (identity; an incomplete answer ` +
           `is dropped after its first bytes) until it answers complete with every pool, received in full; its VmRSS at ` +

@@ -76,16 +76,17 @@ describe('store keys', () => {
     expect(keys.pool('}:x')).toBe('{poolscope}:pool:%7D%3Ax');
   });
 
-  it('shares the epoch, stamp and outages between pools and routers; every other router key is their own', () => {
+  it('shares the epoch, stamp, outages and gap renewals between pools and routers; every other router key is their own', () => {
     const pools = createStoreKeys('p');
     const routers = createStoreKeys('p', 'routers');
-    expect(pools).toMatchObject({ epoch: '{p}:epoch', stamp: '{p}:stamp', outages: '{p}:outages' });
+    expect(pools).toMatchObject({ epoch: '{p}:epoch', stamp: '{p}:stamp', outages: '{p}:outages', gapRenewals: '{p}:gap-renewals' });
     expect(routers).toMatchObject({
       deadlines: '{p}:router-deadlines',
       changes: '{p}:router-changes',
       epoch: '{p}:epoch',
       stamp: '{p}:stamp',
       outages: '{p}:outages',
+      gapRenewals: '{p}:gap-renewals',
     });
     expect(routers.pool('r/1')).toBe('{p}:router:r%2F1');
     expect(createStoreKeys('p', 'pools').deadlines).toBe('{p}:deadlines');

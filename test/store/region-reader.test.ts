@@ -181,7 +181,7 @@ describe('region reader on a read-only replica', () => {
     // Two runs of equal deadlines, longer than a page, and one lease not due.
     await onMaster.zadd(keys.deadlines, past, 'a', past, 'b', past, 'c', past + 1, 'd', past + 1, 'e', past + 1, 'f', past + 2, 'g');
     await onMaster.zadd(keys.deadlines, Date.now() + 60_000, 'later');
-    // The region's writers stamp (stamp-4.lua): a stamp that is current throughout the test.
+    // The region's writers stamp (stamp-5.lua): a stamp that is current throughout the test.
     await onMaster.set(keys.stamp, Date.now() + 60_000);
     const session = openRedisSession({
       url: replica.url,

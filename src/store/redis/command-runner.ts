@@ -115,7 +115,7 @@ export class CommandRunner {
     }
   }
 
-  /** How many commands failed for want of Redis (a writer reports them with its next stamp: stamp-4.lua). */
+  /** How many commands failed for want of Redis (a writer reports them with its next stamp: stamp-5.lua). */
   get failures(): number {
     return this.unavailableCount;
   }

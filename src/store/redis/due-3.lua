@@ -7,8 +7,8 @@
   again; a follower pages through with ARGV[3] and ARGV[4] and treats each as lapsed.
 
   KEYS[1]  deadlines: sorted set, member = pool key, score = deadline in ms
-  KEYS[2]  stamp: the writers' latest stamp (stamp-4.lua)
-  KEYS[3]  outages: the recorded outages (stamp-4.lua)
+  KEYS[2]  stamp: the writers' latest stamp (stamp-5.lua)
+  KEYS[3]  outages: the recorded outages (stamp-5.lua)
   ARGV[1]  at most this many keys
   ARGV[2]  grace in ms: judged as of now - grace (deadlines, and the ends of renewal windows)
   ARGV[3]  lowest deadline to list (inclusive), or "-inf": where a paging caller resumes

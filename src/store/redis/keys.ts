@@ -10,15 +10,21 @@ export interface StoreKeys {
   readonly changes: string;
   /** String: the store's epoch, created once per data lifetime (see StoreSnapshot.epoch). */
   readonly epoch: string;
-  /** String: the writers' latest stamp (Redis TIME, ms; stamp-4.lua). */
+  /** String: the writers' latest stamp (Redis TIME, ms; stamp-5.lua). */
   readonly stamp: string;
   /** Sorted set: the outages the writers lived through, score = end, member = "start:end:window" (ms). */
   readonly outages: string;
   /**
    * The deadlines of every kind of lease in this Redis, pools' then routers': an outage's one record
-   * (stamp-4.lua) counts the leases of both, whichever kind's writer records it.
+   * (stamp-5.lua) counts the leases of both, whichever kind's writer records it.
    */
   readonly leaseDeadlines: readonly [pools: string, routers: string];
+  /**
+   * Sorted set: leases (member = the pool's or router's hash key, score = deadline) renewed after their
+   * deadline passed while the stamp was stale, before any writer stamped again: the record of an outage
+   * counts them with the leases still due in it (heartbeat-6.lua, stamp-5.lua). Emptied at every stamp.
+   */
+  readonly gapRenewals: string;
   /** Hash of one pool: registration, renewed_at_ms, lease_ms, version. */
   pool(key: PoolKey): string;
 }
@@ -37,6 +43,7 @@ export function createStoreKeys(prefix: string, kind: LeaseKind = 'pools'): Stor
   }
   const tag = `{${prefix}}`;
   const leaseDeadlines = [`${tag}:deadlines`, `${tag}:router-deadlines`] as const;
+  const gapRenewals = `${tag}:gap-renewals`;
   if (kind === 'routers') {
     return {
       deadlines: leaseDeadlines[1],
@@ -45,6 +52,7 @@ export function createStoreKeys(prefix: string, kind: LeaseKind = 'pools'): Stor
       stamp: `${tag}:stamp`,
       outages: `${tag}:outages`,
       leaseDeadlines,
+      gapRenewals,
       pool: (key) => `${tag}:router:${escapeKeyPart(key)}`,
     };
   }
@@ -55,6 +63,7 @@ export function createStoreKeys(prefix: string, kind: LeaseKind = 'pools'): Stor
     stamp: `${tag}:stamp`,
     outages: `${tag}:outages`,
     leaseDeadlines,
+    gapRenewals,
     pool: (key) => `${tag}:pool:${escapeKeyPart(key)}`,
   };
 }

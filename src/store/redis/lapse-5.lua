@@ -3,14 +3,14 @@
   renewal window holds it: lapse-rule.lua), and log one `lapse`. Re-checks, so any number of replicas may
   sweep at once: the lease renewed since it was found due is left alone, and of two replicas lapsing the
   same lease only the first logs it.
-  The pool's hash outlives its deadline (heartbeat-5.lua), so a lease the window held is still read whole;
+  The pool's hash outlives its deadline (heartbeat-6.lua), so a lease the window held is still read whole;
   this is where it goes.
 
   KEYS[1]  the pool's hash
   KEYS[2]  deadlines: sorted set, member = pool key, score = deadline in ms
   KEYS[3]  change log stream
-  KEYS[4]  stamp: the writers' latest stamp (stamp-4.lua)
-  KEYS[5]  outages: the recorded outages (stamp-4.lua)
+  KEYS[4]  stamp: the writers' latest stamp (stamp-5.lua)
+  KEYS[5]  outages: the recorded outages (stamp-5.lua)
   ARGV[1]  pool key (the deadlines member)
   ARGV[2]  change log cap (XADD MAXLEN ~)
   ARGV[3]  stale bound of the stamp in ms

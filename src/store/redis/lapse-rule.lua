@@ -6,7 +6,7 @@
   for one renewal window after it, PoolRelays could not renew: a deadline that passed then is no evidence.
   The evidence lives in Redis, on Redis's clock, so every reader (the region's sweepers, its followers, a
   replica started later) applies the same rule:
-  - stamp: the latest Redis TIME a writer stamped (stamp-4.lua, at least every second while one runs);
+  - stamp: the latest Redis TIME a writer stamped (stamp-5.lua, at least every second while one runs);
   - outages: sorted set, score = end, member = "start:end:window:covered" (ms, and the leases it held when
     recorded), recorded by a writer that lived through one (its commands failed and nobody stamped for longer than the stale bound).
   A deadline at or after the start of an outage whose window (end + window) has not run may not lapse yet:

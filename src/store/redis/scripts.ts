@@ -48,6 +48,7 @@ export interface WriteScriptCommands {
     changes: string,
     stamp: string,
     outages: string,
+    gapRenewals: string,
     poolKey: string,
     registrationJson: string,
     leaseMs: number,
@@ -66,12 +67,13 @@ export interface WriteScriptCommands {
     changeLogCap: number,
     staleMs: number,
   ): Promise<number>;
-  /** stamp-4.lua: `failed` 1 when the writer's commands failed since its last stamp. */
+  /** stamp-5.lua: `failed` 1 when the writer's commands failed since its last stamp. */
   poolscopeStamp(
     stamp: string,
     outages: string,
     deadlines: string,
     routerDeadlines: string,
+    gapRenewals: string,
     failed: 0 | 1,
     staleMs: number,
     windowMs: number,
@@ -116,7 +118,7 @@ export type WindowReply = [
   lastWindowMs: number,
   covered: number,
 ];
-/** stamp-4.lua: Redis TIME in ms, 1 when it recorded an outage (2: extended the last), its start, the leases it covers. */
+/** stamp-5.lua: Redis TIME in ms, 1 when it recorded an outage (2: extended the last), its start, the leases it covers. */
 export type StampReply = [nowMs: number, recorded: 0 | 1 | 2, startMs: number, covered: number];
 
 interface ScriptFile {
@@ -133,9 +135,9 @@ const READ_SCRIPTS: Record<keyof ReadScriptCommands, ScriptFile> = {
 };
 
 const WRITE_SCRIPTS: Record<keyof WriteScriptCommands, ScriptFile> = {
-  poolscopeHeartbeat: { file: 'heartbeat-5.lua', numberOfKeys: 5 },
+  poolscopeHeartbeat: { file: 'heartbeat-6.lua', numberOfKeys: 6 },
   poolscopeLapse: { file: 'lapse-5.lua', numberOfKeys: 5 },
-  poolscopeStamp: { file: 'stamp-4.lua', numberOfKeys: 4 },
+  poolscopeStamp: { file: 'stamp-5.lua', numberOfKeys: 5 },
 };
 
 /** Every read script must carry this first line (checked when it is loaded). */

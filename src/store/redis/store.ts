@@ -85,7 +85,7 @@ class RedisStore<R> implements RegistrationStore<R> {
   private stampedAt: number | undefined;
   /** This writer's last stamp on Redis's clock (ms), -1 before its first. */
   private lastStampMs = -1;
-  /** How long after a recorded outage's end this writer may still extend it (stamp-4.lua). */
+  /** How long after a recorded outage's end this writer may still extend it (stamp-5.lua). */
   private readonly extendMs: number;
 
   constructor(
@@ -133,6 +133,7 @@ class RedisStore<R> implements RegistrationStore<R> {
         keys.changes,
         keys.stamp,
         keys.outages,
+        keys.gapRenewals,
         key,
         canonical ?? canonicalJson(registration),
         this.leaseMs,
@@ -145,7 +146,7 @@ class RedisStore<R> implements RegistrationStore<R> {
     return { key, leaseMs: this.leaseMs, changed: changed === 1 };
   }
 
-  /** Stamps first: an outage this writer lived through is on record before it reads (stamp-4.lua). */
+  /** Stamps first: an outage this writer lived through is on record before it reads (stamp-5.lua). */
   async snapshot(): Promise<StoreSnapshot<R>> {
     await this.stamp();
     return this.reader.snapshot();
@@ -212,7 +213,7 @@ class RedisStore<R> implements RegistrationStore<R> {
   }
 
   /**
-   * This writer says it can write (stamp-4.lua), reporting whether its commands failed since its last
+   * This writer says it can write (stamp-5.lua), reporting whether its commands failed since its last
    * stamp: if nobody stamped meanwhile either, the store answered no writer, and the outage is recorded.
    */
   private async stamp(): Promise<void> {
@@ -224,6 +225,7 @@ class RedisStore<R> implements RegistrationStore<R> {
         keys.stamp,
         keys.outages,
         ...keys.leaseDeadlines,
+        keys.gapRenewals,
         failed,
         this.timing.staleMs,
         this.windowMs,

@@ -5,8 +5,8 @@
   past that horizon (its lapse, if it comes, follows in the change log or the due read); the region's
   status shows the last outage and whether its window is open. Read only, flagged no-writes.
 
-  KEYS[1]  stamp: the writers' latest stamp (stamp-4.lua)
-  KEYS[2]  outages: the recorded outages (stamp-4.lua)
+  KEYS[1]  stamp: the writers' latest stamp (stamp-5.lua)
+  KEYS[2]  outages: the recorded outages (stamp-5.lua)
   ARGV[1]  stale bound of the stamp in ms
   ARGV[2]  the reader's last read (Redis ms) of this store, -1 for none
   ARGV[3]  since when the reader has read without a gap (Redis ms), -1 for a writer

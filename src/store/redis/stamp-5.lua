@@ -17,6 +17,10 @@
   KEYS[3]  deadlines: sorted set of the pools' lease deadlines (to count the leases the window covers)
   KEYS[4]  router deadlines: sorted set of the routers' lease deadlines (the same Redis, one record for
            both kinds: whichever writer records the outage counts the leases of both)
+  KEYS[5]  gap renewals: sorted set of the leases (hash key, score = deadline) renewed after their
+           deadline while the stamp was stale (heartbeat-6.lua): a renewal that reached Redis before any
+           writer stamped again moved its deadline out of the outage, yet the outage held it. Counted by
+           the record, and emptied by every stamp (the gap it belongs to ends with the stamp).
   ARGV[1]  1 when the caller's commands failed since its last stamp, else 0
   ARGV[2]  stale bound in ms: a gap between stamps longer than this, with failures, is an outage
   ARGV[3]  renewal window in ms (the writer's heartbeat interval + command timeout), kept with the outage
@@ -27,8 +31,8 @@
   Returns {now_ms, recorded, start_ms, covered}
     recorded  1 when this call recorded an outage [start_ms, now_ms], 2 when it extended the last one to
               end now, else 0 (start_ms, covered then 0)
-    covered   leases (pools' and routers') whose deadline falls in [start, now + window]: the ones the
-              window holds
+    covered   leases (pools' and routers') whose deadline falls in [start, now + window], and those renewed
+              before this record whose renewed deadline falls after it: the ones the outage held
 ]]
 local stampKey = KEYS[1]
 local outagesKey = KEYS[2]
@@ -54,7 +58,8 @@ local failed = ARGV[1] == '1' or (ownLast >= 0 and now - ownLast > staleMs)
 local recorded, start, covered = 0, 0, 0
 if failed and previous ~= nil and now - previous > staleMs then
   start = previous
-  covered = leases_between(start, now + windowMs)
+  -- Renewed in the gap to a deadline past the window (within it, leases_between counts them already).
+  covered = leases_between(start, now + windowMs) + redis.call('ZCOUNT', KEYS[5], '(' .. (now + windowMs), '+inf')
   redis.call('ZADD', outagesKey, now, string.format('%d:%d:%d:%d', start, now, windowMs, covered))
   redis.call('ZREMRANGEBYRANK', outagesKey, 0, -(keep + 1))
   recorded = 1
@@ -76,4 +81,6 @@ elseif failed then
 end
 -- A clock stepped back never moves the stamp back: it says the latest time a writer could write.
 if previous == nil or now > previous then redis.call('SET', stampKey, now) end
+-- The stamp is fresh again: the gap's renewals are counted (when it was an outage) or no outage's at all.
+redis.call('DEL', KEYS[5])
 return {now, recorded, start, covered}

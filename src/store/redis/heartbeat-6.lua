@@ -14,8 +14,13 @@
            content last changed; a plain renewal leaves it)
   KEYS[2]  deadlines: sorted set, member = pool key, score = deadline in ms
   KEYS[3]  change log: stream of upsert/lapse entries
-  KEYS[4]  stamp: the writers' latest stamp (stamp-4.lua)
-  KEYS[5]  outages: the recorded outages (stamp-4.lua)
+  KEYS[4]  stamp: the writers' latest stamp (stamp-5.lua)
+  KEYS[5]  outages: the recorded outages (stamp-5.lua)
+  KEYS[6]  gap renewals: sorted set, member = pool hash key, score = deadline. A lease whose deadline
+           passed, renewed while the stamp is stale (Redis answers again, no writer stamped yet), is put
+           here, and moved with each later renewal until the next stamp: the outage's record, made by that
+           stamp, counts it among the leases the outage held (stamp-5.lua), as it would had it not been
+           renewed first.
   ARGV[1]  pool key (cluster_id/namespace/name): the deadlines member and the `key` of log entries
   ARGV[2]  registration as canonical JSON
   ARGV[3]  lease in ms
@@ -50,10 +55,17 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local live = nil
 -- Its deadline passed, but a renewal window holds it: the lease goes on.
 local held = false
+-- The stamp went stale before this renewal of a lease that ran out: an outage nobody recorded yet.
+local inGap = false
 local deadline = tonumber(redis.call('ZSCORE', deadlines, member))
 if deadline then
   -- The rule is read only for a deadline that passed (after an outage, or a relay that came back late).
-  if deadline > now or deadline > lapse_horizon(KEYS[4], KEYS[5], now, staleMs, -1, 0) then
+  local horizon, stamp = now, false
+  if deadline <= now then
+    horizon, stamp = lapse_horizon(KEYS[4], KEYS[5], now, staleMs, -1, 0)
+    inGap = not stamp or now - stamp > staleMs
+  end
+  if deadline > now or deadline > horizon then
     live = redis.call('HMGET', poolHash, 'registration', 'lease_ms', 'version', 'changed_at_ms')
     if not live[1] then live = nil end
     held = deadline <= now
@@ -89,6 +101,12 @@ else
 end
 redis.call('PEXPIREAT', poolHash, now + leaseMs + backstopMs)
 redis.call('ZADD', deadlines, now + leaseMs, member)
+if held and inGap then
+  redis.call('ZADD', KEYS[6], now + leaseMs, poolHash)
+else
+  -- Already there (renewed earlier in the same gap): its deadline moves with the lease.
+  redis.call('ZADD', KEYS[6], 'XX', now + leaseMs, poolHash)
+end
 
 if changed == 1 or held then
   redis.call('XADD', changes, 'MAXLEN', '~', cap, '*', 'type', 'upsert', 'key', member,
