@@ -12,7 +12,7 @@ export interface StoreKeys {
   readonly epoch: string;
   /** String: the writers' latest stamp (Redis TIME, ms; stamp-5.lua). */
   readonly stamp: string;
-  /** Sorted set: the outages the writers lived through, score = end, member = "start:end:window" (ms). */
+  /** Sorted set: the outages the writers lived through, score = end, member = "start:end:window:covered" (stamp-5.lua). */
   readonly outages: string;
   /**
    * The deadlines of every kind of lease in this Redis, pools' then routers': an outage's one record

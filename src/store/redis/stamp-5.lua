@@ -13,7 +13,7 @@
 
   KEYS[1]  stamp: string, the latest stamp (Redis TIME, ms)
   KEYS[2]  outages: sorted set, score = end (ms), member = "start:end:window:covered" (ms, then the leases
-           whose deadline fell in the outage or its window when it was recorded)
+           the outage held: see `covered` below)
   KEYS[3]  deadlines: sorted set of the pools' lease deadlines (to count the leases the window covers)
   KEYS[4]  router deadlines: sorted set of the routers' lease deadlines (the same Redis, one record for
            both kinds: whichever writer records the outage counts the leases of both)
