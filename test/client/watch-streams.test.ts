@@ -50,6 +50,21 @@ async function resyncFrame(service: TestService): Promise<string> {
   return `event: resync\nid: ${revision}\ndata: ${body}\n\n`;
 }
 
+/**
+ * Writes `before`, then the replica's `resync` frame, to a scripted stream, then calls `then`. The list is
+ * fetched after the client's request arrived, so a reconnect at a test's very end may find its replica
+ * already stopped: that stream is destroyed, not left as an unhandled rejection in a later test.
+ */
+function sendResync(service: TestService, stream: ServerResponse, before = '', then?: () => void): void {
+  resyncFrame(service).then(
+    (frame) => {
+      stream.write(`${before}${frame}`);
+      then?.();
+    },
+    () => stream.destroy(),
+  );
+}
+
 /** A stream the test writes: its headers now, and the response kept open until the test ends. */
 function openStream(res: ServerResponse): ServerResponse {
   streams.add(res);
@@ -105,7 +120,7 @@ describe('watchPools and the ends of a stream', () => {
         stream.write('retry: 1000\n\nevent: resync\nid: 1\ndata: {not json\n\n');
         return;
       }
-      void resyncFrame(service).then((frame) => stream.write(`event: hello\ndata: {"a": 1}\n\n${frame}`));
+      sendResync(service, stream, 'event: hello\ndata: {"a": 1}\n\n');
     };
     const { watch, lines } = follow([proxy.url]);
     await watch.ready;
@@ -119,7 +134,7 @@ describe('watchPools and the ends of a stream', () => {
     const { service, proxy } = await replica();
     proxy.onWatch = (_req, res) => {
       const stream = openStream(res);
-      void resyncFrame(service).then((frame) => stream.write(frame));
+      sendResync(service, stream);
     };
     const { watch, lines } = follow([proxy.url], { idleTimeoutMs: 200 });
     await watch.ready;
@@ -134,8 +149,7 @@ describe('watchPools and the ends of a stream', () => {
     const { service, proxy } = await replica();
     proxy.onWatch = (_req, res) => {
       const stream = openStream(res);
-      void resyncFrame(service).then((frame) => {
-        stream.write(frame);
+      sendResync(service, stream, '', () => {
         // Keep-alive comments, then the end a replica chooses.
         const beat = setInterval(() => stream.write(': keep-alive\n\n'), 200);
         setTimeout(() => {
@@ -162,7 +176,7 @@ describe('watchPools and the ends of a stream', () => {
       seen.push(lastEventId);
       if (lastEventId === undefined) {
         first = stream;
-        void resyncFrame(service).then((frame) => stream.write(`retry: 1000\n\n${frame}`));
+        sendResync(service, stream, 'retry: 1000\n\n');
       } else {
         stream.write('retry: 1000\n\n: resumed\n\n');
       }
