@@ -11,6 +11,8 @@ export interface LoopDelay {
   p99: number;
   max: number;
   samples: number;
+  /** The garbage collector's pauses over the same window: the longest, its kind (major, minor, …), their sum. */
+  gc: { max: number; kind: string; total: number };
 }
 
 /** The delay since the last reset; `reset` starts a new window. */
@@ -24,4 +26,9 @@ export function readLoopDelay(child: ChildProcess, reset: boolean, stderr: () =>
   );
   child.send({ type: 'loop-delay', reset });
   return answer;
+}
+
+/** The collector's pauses of a window in words: the longest one's kind and the sum, for a figure's label. */
+export function gcShown(delay: LoopDelay): string {
+  return `${delay.gc.kind || 'none'}; all pauses ${delay.gc.total} ms`;
 }

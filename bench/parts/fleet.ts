@@ -12,7 +12,7 @@ import { ChangeWatchers } from '../lib/change-watchers.js';
 import { cpuSeconds, rssBytes } from '../lib/cpu.js';
 import { startHeartbeatLoad, type TargetReport } from '../lib/heartbeats.js';
 import { postPool, waitForPools } from '../lib/http.js';
-import type { LoopDelay } from '../lib/loop-delay.js';
+import { gcShown, type LoopDelay } from '../lib/loop-delay.js';
 import { benchRegistration, replicaArgs } from '../lib/replicas.js';
 import { startSoakReplica, type SoakReplica } from '../lib/soak-replica.js';
 import { round, roundAll, summarize } from '../lib/stats.js';
@@ -140,6 +140,7 @@ export const fleetPart: BenchPart = {
             targetText: `≤ ${LOOP_P99_TARGET_MS} ms`,
           }),
           informational({ id: `fleet.${name}.loop_max`, label: `replica ${name}: event-loop delay max`, value: delay.max, unit: 'ms' }),
+          informational({ id: `fleet.${name}.gc_max`, label: `replica ${name}: longest garbage-collection pause (${gcShown(delay)})`, value: delay.gc.max, unit: 'ms' }),
           informational({ id: `fleet.${name}.cpu`, label: `replica ${name}: CPU, share of one core`, value: cpu[r]! * 100, unit: '%' }),
           informational({ id: `fleet.${name}.heartbeat_p99`, label: `replica ${name}: heartbeat latency p99 (${heartbeat.ok.toLocaleString('en-US')} answered)`, value: heartbeat.latency.p99, unit: 'ms' }),
           informational({ id: `fleet.${name}.rss`, label: `replica ${name}: RSS, largest sample`, value: rssMax[r]! / MiB, unit: 'MiB' }),

@@ -10,6 +10,7 @@ import { gunzipSync, brotliDecompressSync } from 'node:zlib';
 import { randomPrefix, startPrivateRedis } from '../../test/support/redis-server.js';
 import { writeLeases } from '../lib/bulk-leases.js';
 import { measureChangeStall } from '../lib/change-stall.js';
+import { gcShown } from '../lib/loop-delay.js';
 import { floodFilters } from '../lib/filter-flood.js';
 import { postAll, postPool, rawGet, type RawResponse } from '../lib/http.js';
 import type { RunningReplica } from '../lib/new-replica.js';
@@ -150,6 +151,7 @@ export const scale100kPart: BenchPart = {
           targetText: `≤ ${STALL_MAX_TARGET_MS} ms`,
         }),
         informational({ id: 'scale100k.change_loop_delay_p99', label: 'event-loop delay p99 over that window', value: stall.delay.p99, unit: 'ms' }),
+        informational({ id: 'scale100k.change_gc_max', label: `longest garbage-collection pause over that window (${gcShown(stall.delay)})`, value: stall.delay.gc.max, unit: 'ms' }),
         informational({ id: 'scale100k.filter_flood_ms', label: `${FLOOD_FILTERS.toLocaleString('en-US')} distinct ?model= filters, ${FLOOD_CONCURRENCY} at a time`, value: flood.floodMs, unit: 'ms' }),
         informational({ id: 'scale100k.new_replica_listening', label: 'new replica: spawn → listening', value: fresh.listeningMs, unit: 'ms' }),
         informational({ id: 'scale100k.rss_per_pool', label: 'new replica: RSS once complete, per pool', value: fresh.rssBytes / pools / 1024, unit: 'KiB' }),

@@ -3,10 +3,13 @@
 // JavaScript: the replica starts as it always does). A timer asks to run every millisecond; each run
 // records how late it came (a turn that held the loop for 40 ms shows as one sample of ~40 ms).
 // perf_hooks.monitorEventLoopDelay is not used: on Node 20 it reported 11 ms for a 100 ms block.
+// Garbage collection is watched beside it (a PerformanceObserver of 'gc' entries), so a long turn can be
+// told apart from a long pause of the collector: the longest pause, its kind, and the pauses' sum.
 // IPC with the parent (bench/lib/loop-delay.ts):
-//   ← {type: 'loop-delay', reset}  → {type: 'loop-delay', p50, p99, max, samples} in ms, since the last reset
+//   ← {type: 'loop-delay', reset}  → {type: 'loop-delay', p50, p99, max, samples, gc: {max, kind, total}} in
+//     ms, since the last reset
 // The IPC channel and the timer are unref'd: they never keep the binary alive after its own shutdown.
-import { createHistogram } from 'node:perf_hooks';
+import { constants, createHistogram, PerformanceObserver } from 'node:perf_hooks';
 
 if (!process.send) throw new Error('loop-delay-hook: run as a child with an IPC channel');
 const PERIOD_MS = 1;
@@ -21,6 +24,23 @@ const tick = () => {
 };
 setTimeout(tick, PERIOD_MS).unref();
 
+const GC_KINDS = {
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak callbacks',
+};
+let gc = { max: 0, kind: '', total: 0 };
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    gc.total += entry.duration;
+    if (entry.duration > gc.max) {
+      gc.max = entry.duration;
+      gc.kind = GC_KINDS[entry.detail?.kind] ?? String(entry.detail?.kind);
+    }
+  }
+}).observe({ entryTypes: ['gc'] });
+
 process.channel?.unref();
 process.on('message', (request) => {
   if (request?.type !== 'loop-delay') return;
@@ -31,6 +51,10 @@ process.on('message', (request) => {
     p99: ms(histogram.percentile(99)),
     max: ms(histogram.max),
     samples: histogram.count,
+    gc: { max: Math.round(gc.max * 1000) / 1000, kind: gc.kind, total: Math.round(gc.total * 1000) / 1000 },
   });
-  if (request.reset) histogram.reset();
+  if (request.reset) {
+    histogram.reset();
+    gc = { max: 0, kind: '', total: 0 };
+  }
 });
