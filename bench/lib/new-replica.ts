@@ -9,6 +9,7 @@ import { freePort } from '../../test/support/redis-server.js';
 import { stopChild, track } from './children.js';
 import { rssBytes } from './cpu.js';
 import { LOOP_DELAY_HOOK, readLoopDelay, type LoopDelay } from './loop-delay.js';
+import { cpuProfileArgs } from './replicas.js';
 
 export interface NewReplicaTiming {
   /** Spawn → first HTTP answer of any kind. */
@@ -42,7 +43,7 @@ export async function measureNewReplica<T = undefined>(options: {
   const base = `http://127.0.0.1:${port}`;
   const start = performance.now();
   const child = track(
-    spawn(process.execPath, ['--import', LOOP_DELAY_HOOK, 'bin/poolscope.js', 'serve', ...options.args, `--listen=127.0.0.1:${port}`], {
+    spawn(process.execPath, [...cpuProfileArgs(), '--import', LOOP_DELAY_HOOK, 'bin/poolscope.js', 'serve', ...options.args, `--listen=127.0.0.1:${port}`], {
       cwd: REPO_ROOT,
       env: { ...process.env, POOLSCOPE_LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
