@@ -17,8 +17,9 @@ export default {
   },
   coverageAnalysis: 'perTest',
   mutate: part.mutate,
-  // Two cores: one test runner per core at most (CI has the machine to itself).
-  concurrency: 2,
+  // Two cores: one test runner per core, unless the part names more (`concurrency`: its tests wait on real
+  // timers, so two runners leave the cores idle). CI has the machine to itself.
+  concurrency: part.concurrency ?? 2,
   // A mutant that makes a test hang counts as detected once it runs this much past the test's own time.
   timeoutMS: part.timeoutMS ?? 10000,
   // A part run alone breaks below 90 %. `npm run mutation` judges the whole instead (the parts' mutants
