@@ -146,6 +146,7 @@ export const MUTATION_PARTS = {
       'src/http/debug.ts',
       'src/http/errors.ts',
       'src/http/server.ts',
+      'src/http/list-headers.ts',
       // Not src/http/connection-limits.ts: its refusals hang on the process's descriptor limit (`ulimit -n`,
       // read at start: EMFILE is only reached by a process of its own) and on timers of 10 to 65 s;
       // test/http/connection-limits.test.ts drives it against the binary with a lowered limit.
@@ -153,16 +154,21 @@ export const MUTATION_PARTS = {
     tests: [
       'test/http/heartbeat.test.ts',
       'test/http/heartbeat-fast-path.test.ts',
+      'test/http/heartbeat-headers.test.ts',
       'test/http/conditional.test.ts',
       'test/http/pools-conditional.test.ts',
       'test/http/http-rfc.test.ts',
       'test/http/ops.test.ts',
+      'test/http/ops-answers.test.ts',
       'test/http/auth.test.ts',
       'test/http/scoped-writes.test.ts',
       'test/debug/routes.test.ts',
+      'test/debug/page-files.test.ts',
       'test/metrics/metrics.test.ts',
       // The document only: prism and the generated client's compile run processes of their own.
       'test/openapi/openapi.test.ts',
+      // The server over TLS, with and without client certificates.
+      'test/tls/mtls.test.ts',
     ],
     skipTests: ['serves the page and its files from this origin only'],
     timeoutMS: 5000,

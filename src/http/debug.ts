@@ -133,7 +133,11 @@ export const debugOperations: ApiOperation[] = [
     operationId: 'debugPool',
     summary: 'One pool',
     access: 'read',
-    params: z.object({ cluster_id: z.string(), namespace: z.string(), name: z.string() }),
+    params: z.object({
+      cluster_id: z.string().meta({ description: "the pool's cluster, URL-encoded" }),
+      namespace: z.string().meta({ description: "the pool's namespace, URL-encoded" }),
+      name: z.string().meta({ description: "the pool's name, URL-encoded" }),
+    }),
     responses: { 200: { description: 'the pool', json: debugPoolSchema }, 404: notFound },
   },
   {

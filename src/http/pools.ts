@@ -20,6 +20,7 @@ import type { ListedView } from '../join/listed-view.js';
 import type { WatchStreamName } from '../metrics/limit-metrics.js';
 import { negotiateEncoding, noneMatchHolds } from './conditional.js';
 import { ApiError } from './errors.js';
+import { listBodyHeaders, listHeaders, noCacheHeader } from './list-headers.js';
 import { bodyAborted, clientLeft, heartbeatHandler, JSON_CONTENT_TYPES, type HeartbeatDeps } from './heartbeat.js';
 import { DEFAULT_WATCH_LIMITS, WATCH_RETRY_AFTER_SECS, type WatchLimits } from './stream-gate.js';
 import { WatchHub, type WatchHubOptions, type WatchStats } from './watch-hub.js';
@@ -99,9 +100,6 @@ export function poolsRoutes(deps: PoolsRoutesDeps): Hono {
     .get('/pools/watch', watchHandler({ hub, onWatchRefused: deps.onWatchRefused }));
 }
 
-const noCache = z.literal('no-cache').meta({ description: 'a cache may keep the reply but must ask again each time' });
-const etag = z.string().meta({ description: 'strong; changes with the revision, the filter, the completeness, the regions entries and the content coding' });
-const listHeaders = { ETag: etag, Vary: z.literal('Accept-Encoding'), 'Cache-Control': noCache };
 
 /** The routes above, for the OpenAPI document (docs/contract.md §5, §11). */
 export const poolsOperations: ApiOperation[] = [
@@ -144,7 +142,7 @@ export const poolsOperations: ApiOperation[] = [
       200: {
         description: 'the list; complete: false means pools may be missing (the caller rule: keep the ones you know)',
         json: poolListSchema,
-        headers: { ...listHeaders, 'Content-Encoding': z.enum(['br', 'gzip']).optional().meta({ description: 'when the request accepts one' }) },
+        headers: listBodyHeaders,
       },
       304: { description: 'If-None-Match holds the current ETag: the list held is still the list; no body', headers: listHeaders },
     },
@@ -165,7 +163,7 @@ export const poolsOperations: ApiOperation[] = [
       200: {
         description: 'the event stream (HEAD: its headers only, nothing subscribed)',
         events: { ...watchEventSchemas, ...streamEndSchemas },
-        headers: { 'Cache-Control': noCache },
+        headers: { 'Cache-Control': noCacheHeader },
       },
       503: {
         description: `--max-watchers streams are open and the request does not accept text/event-stream; try again after Retry-After (${WATCH_RETRY_AFTER_SECS} s) or on another replica`,

@@ -28,6 +28,7 @@ import { canonicalJson } from '../store/canonical-json.js';
 import { StoreUnavailableError, type RegistrationStore } from '../store/types.js';
 import { negotiateEncoding, noneMatchHolds } from './conditional.js';
 import { ApiError } from './errors.js';
+import { listBodyHeaders, listHeaders, noCacheHeader } from './list-headers.js';
 import { bodyAborted, clientLeft, isEncoded, isJsonType, JSON_CONTENT_TYPES } from './heartbeat.js';
 import { routerTarget } from './scopes.js';
 import { DEFAULT_WATCH_LIMITS, WATCH_RETRY_AFTER_SECS, type StreamHooks, type WatchLimits } from './stream-gate.js';
@@ -154,9 +155,6 @@ async function routerHeartbeat(deps: RoutersRoutesDeps, c: Context): Promise<Res
   return c.json(reply);
 }
 
-const noCache = z.literal('no-cache').meta({ description: 'a cache may keep the reply but must ask again each time' });
-const etag = z.string().meta({ description: 'strong; changes with the revision, the filter, the completeness, the regions entries and the content coding' });
-const listHeaders = { ETag: etag, Vary: z.literal('Accept-Encoding'), 'Cache-Control': noCache };
 
 /** The routes above, for the OpenAPI document (docs/contract.md §10, §11). */
 export const routersOperations: ApiOperation[] = [
@@ -207,7 +205,7 @@ export const routersOperations: ApiOperation[] = [
       200: {
         description: 'the list; complete: false means routers may be missing (the caller rule of GET /pools)',
         json: routerListSchema,
-        headers: { ...listHeaders, 'Content-Encoding': z.enum(['br', 'gzip']).optional().meta({ description: 'when the request accepts one' }) },
+        headers: listBodyHeaders,
       },
       304: { description: 'If-None-Match holds the current ETag; no body', headers: listHeaders },
     },
@@ -228,7 +226,7 @@ export const routersOperations: ApiOperation[] = [
       200: {
         description: 'the event stream (HEAD: its headers only, nothing subscribed)',
         events: { ...routerWatchEventSchemas, ...streamEndSchemas },
-        headers: { 'Cache-Control': noCache },
+        headers: { 'Cache-Control': noCacheHeader },
       },
       503: {
         description: `--max-watchers router streams are open and the request does not accept text/event-stream; try again after Retry-After (${WATCH_RETRY_AFTER_SECS} s)`,

@@ -112,6 +112,8 @@ describe('heartbeatFastPath: what it takes and what it leaves', () => {
     ['a body over the limit', `Content-Type: application/json\r\nContent-Length: ${64 * 1024 + 1}\r\n`],
     ['a chunked body', 'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n'],
     ['no length', 'Content-Type: application/json\r\n'],
+    // Any coding, identity too: the route decides what to refuse.
+    ['a Content-Encoding', 'Content-Type: application/json\r\nContent-Encoding: identity\r\nContent-Length: 5\r\n'],
   ])('leaves %s to Hono', async (_what, headers) => {
     const { port } = await serve();
     const raw = await rawConnect(port, `POST /pools HTTP/1.1\r\nHost: x\r\n${headers}Connection: close\r\n\r\n0\r\n\r\n`);
@@ -125,6 +127,16 @@ describe('heartbeatFastPath: what it takes and what it leaves', () => {
     const raw = await rawConnect(port, `POST /pools HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
     await raw.whenClosed;
     expect(raw.status()).toBe(599);
+  });
+
+  it('takes a body of exactly the limit', async () => {
+    const { port, outcomes } = await serve();
+    const json = JSON.stringify(registration());
+    const body = json + ' '.repeat(64 * 1024 - json.length);
+    const raw = await rawConnect(port, `POST /pools HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+    await raw.whenClosed;
+    expect(raw.status()).toBe(200);
+    expect(outcomes).toEqual(['ok']);
   });
 
   it('takes a plain Host: a name with a port, an IPv6 address', async () => {

@@ -133,6 +133,40 @@ describe('GET /openapi.json', () => {
     }
   });
 
+  it('gives every operation a summary and its own operationId, and every parameter, request body, response and response header a description', () => {
+    // What a generated client and a rendered reference show a reader: none of it may be left blank.
+    const blank: string[] = [];
+    const text = (where: string, value: unknown) => {
+      if (typeof value !== 'string' || value.trim() === '') blank.push(where);
+    };
+    const operationIds = new Map<string, string>();
+    type Described = { description?: unknown };
+    type Op = Described & {
+      summary?: unknown;
+      operationId: string;
+      parameters?: (Described & { name: string; in: string })[];
+      requestBody?: Described;
+      responses: Record<string, Described & { headers?: Record<string, Described> }>;
+    };
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(methods as unknown as Record<string, Op>)) {
+        const at = `${method.toUpperCase()} ${path}`;
+        text(`${at} summary`, operation.summary);
+        expect(operationIds.get(operation.operationId), `${at}: operationId ${operation.operationId}`).toBeUndefined();
+        operationIds.set(operation.operationId, at);
+        if ('description' in operation) text(`${at} description`, operation.description);
+        for (const parameter of operation.parameters ?? []) text(`${at} ${parameter.in} ${parameter.name}`, parameter.description);
+        if (operation.requestBody) text(`${at} request body`, operation.requestBody.description);
+        for (const [status, response] of Object.entries(operation.responses)) {
+          text(`${at} ${status}`, response.description);
+          for (const [name, header] of Object.entries(response.headers ?? {})) text(`${at} ${status} header ${name}`, header.description);
+        }
+      }
+    }
+    expect(blank).toEqual([]);
+    expect(operationIds.size).toBeGreaterThanOrEqual(CONTRACT_ROUTES.length);
+  });
+
   it('has schemas that accept what the routes answer (no field missing, none extra)', async () => {
     const key = 'us-east-1/llm/llama-70b';
     const reply = await (await postJson(svc.app, registration())).json();
