@@ -135,8 +135,13 @@ export const MUTATION_PARTS = {
     skipTests: ['5,000 watchers of the real binary', "Chromium's EventSource", 'serves the page and its files from this origin only'],
     timeoutMS: 5000,
   },
+  // A full run: 62.1 % of 828 (static mutants of the operation declarations, the probes, the heartbeat's
+  // header rules and fast path, the listener untested in process); with the document rule and the probes'
+  // tests, 86.6 % of 836 in 37 minutes on four runners (heartbeat.ts 77.7, server.ts 65.9); with the header,
+  // outcome and listener tests, those two files alone: heartbeat.ts 86.0 %, server.ts 81.8 %. Its time
+  // keeps it out of CI: a static mutant (most are the operation declarations) runs every test of the part.
   http: {
-    unproven: 'no full run yet',
+    unproven: 'a full run takes 37 minutes on four runners (86.6 % of 836), more than CI has spare',
     mutate: [
       'src/http/app.ts',
       'src/http/pools.ts',
@@ -155,6 +160,7 @@ export const MUTATION_PARTS = {
       'test/http/heartbeat.test.ts',
       'test/http/heartbeat-fast-path.test.ts',
       'test/http/heartbeat-headers.test.ts',
+      'test/http/heartbeat-outcomes.test.ts',
       'test/http/conditional.test.ts',
       'test/http/pools-conditional.test.ts',
       'test/http/http-rfc.test.ts',
@@ -167,6 +173,7 @@ export const MUTATION_PARTS = {
       'test/metrics/metrics.test.ts',
       // The document only: prism and the generated client's compile run processes of their own.
       'test/openapi/openapi.test.ts',
+      'test/http/server.test.ts',
       // The server over TLS, with and without client certificates.
       'test/tls/mtls.test.ts',
     ],
