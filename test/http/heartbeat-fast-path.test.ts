@@ -76,7 +76,9 @@ describe('heartbeatFastPath: what it takes and what it leaves', () => {
     const outcomes: string[] = [];
     const store = deps.store ?? createMemoryStore({ leaseMs: 15_000 });
     const fast = heartbeatFastPath({ store, leaseMs: 15_000, heartbeatIntervalMs: 5000, onOutcome: (o) => outcomes.push(o), logger: logs.logger });
-    server = createServer((req, res) => {
+    // Without Node's own Host check, as the service's server (connection-limits.ts): the fast path must
+    // leave a request without one to the checks behind it.
+    server = createServer({ requireHostHeader: false }, (req, res) => {
       if (fast(req, res)) return;
       req.resume();
       res.writeHead(599).end();
@@ -125,6 +127,14 @@ describe('heartbeatFastPath: what it takes and what it leaves', () => {
     const { port } = await serve();
     const body = JSON.stringify(registration());
     const raw = await rawConnect(port, `POST /pools HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+    await raw.whenClosed;
+    expect(raw.status()).toBe(599);
+  });
+
+  it('leaves a request without a Host header to Hono', async () => {
+    const { port } = await serve();
+    const body = JSON.stringify(registration());
+    const raw = await rawConnect(port, `POST /pools HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
     await raw.whenClosed;
     expect(raw.status()).toBe(599);
   });

@@ -18,21 +18,23 @@ function route(deps: Partial<HeartbeatDeps> = {}) {
 const post = (app: Hono, body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
   app.request('/pools', { method: 'POST', headers, body });
 
-/** Each refusal before the store: its request, the status, the code. */
-const REFUSALS: Array<[string, Record<string, string>, string, number, string]> = [
-  ['a type that is not JSON', { 'content-type': 'text/plain' }, JSON.stringify(registration()), 415, 'unsupported_media_type'],
-  ['a Content-Encoding', { 'content-type': 'application/json', 'content-encoding': 'gzip' }, JSON.stringify(registration()), 415, 'unsupported_media_type'],
-  ['malformed JSON', { 'content-type': 'application/json' }, '{"cluster_id": ', 400, 'invalid_json'],
-  ['a field broken', { 'content-type': 'application/json' }, JSON.stringify(registration({ name: 'UPPER' })), 400, 'invalid_field'],
+/** Each refusal before the store: its request, the status, the code, and what the message must say to be fixed. */
+const REFUSALS: Array<[string, Record<string, string>, string, number, string, RegExp]> = [
+  ['a type that is not JSON', { 'content-type': 'text/plain' }, JSON.stringify(registration()), 415, 'unsupported_media_type', /must be JSON \(Content-Type: application\/json\)/],
+  ['a Content-Encoding', { 'content-type': 'application/json', 'content-encoding': 'gzip' }, JSON.stringify(registration()), 415, 'unsupported_media_type', /must not be encoded \(no Content-Encoding/],
+  ['malformed JSON', { 'content-type': 'application/json' }, '{"cluster_id": ', 400, 'invalid_json', /^the body is not valid JSON: ./],
+  ['a field broken', { 'content-type': 'application/json' }, JSON.stringify(registration({ name: 'UPPER' })), 400, 'invalid_field', /./],
 ];
 
 describe('heartbeat outcomes', () => {
-  it.each(REFUSALS)('%s: counted as invalid, nothing stored', async (_what, headers, body, status, code) => {
+  it.each(REFUSALS)('%s: counted as invalid, nothing stored', async (_what, headers, body, status, code, says) => {
     const outcomes: string[] = [];
     const { app, store } = route({ onOutcome: (o) => outcomes.push(o) });
     const response = await post(app, body, headers);
     expect(response.status).toBe(status);
-    expect(((await response.json()) as { error: { code: string } }).error.code).toBe(code);
+    const { error } = (await response.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe(code);
+    expect(error.message).toMatch(says);
     expect(outcomes).toEqual(['invalid']);
     expect((await store.snapshot()).records).toEqual([]);
   });
