@@ -41,12 +41,12 @@ for (const name of PART_NAMES.filter((part) => !parts.includes(part) && MUTATION
 }
 
 /**
- * One StrykerJS run of a part. `beside`: the part runs while others do, on one test runner, its output
- * prefixed with its name so the two runs' lines can be told apart.
+ * One StrykerJS run of a part. `beside`: the part runs while others do, on the test runners it names
+ * (`concurrency`, else one), its output prefixed with its name so the two runs' lines can be told apart.
  */
 function runPart(name, { beside = false } = {}) {
   const strykerBin = `${repoRoot}node_modules/@stryker-mutator/core/bin/stryker.js`;
-  const strykerArgs = ['run', 'stryker.config.mjs', ...(full ? [] : ['--incremental']), ...(beside ? ['--concurrency=1'] : []), ...passed];
+  const strykerArgs = ['run', 'stryker.config.mjs', ...(full ? [] : ['--incremental']), ...(beside ? [`--concurrency=${MUTATION_PARTS[name].concurrency ?? 1}`] : []), ...passed];
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [strykerBin, ...strykerArgs], {
       cwd: repoRoot,
@@ -67,7 +67,7 @@ function runPart(name, { beside = false } = {}) {
 
 async function timedRun(name, options) {
   const started = Date.now();
-  process.stdout.write(`\nmutation: part ${name} (${full ? 'every mutant' : 'incremental'}${options?.beside ? ', beside the others on one test runner' : ''})\n`);
+  process.stdout.write(`\nmutation: part ${name} (${full ? 'every mutant' : 'incremental'}${options?.beside ? `, beside the others on ${MUTATION_PARTS[name].concurrency ?? 1} test runner(s)` : ''})\n`);
   const code = await runPart(name, options);
   return { name, code, seconds: Math.round((Date.now() - started) / 1000) };
 }

@@ -100,7 +100,6 @@ export function poolsRoutes(deps: PoolsRoutesDeps): Hono {
     .get('/pools/watch', watchHandler({ hub, onWatchRefused: deps.onWatchRefused }));
 }
 
-
 /** The routes above, for the OpenAPI document (docs/contract.md §5, §11). */
 export const poolsOperations: ApiOperation[] = [
   {

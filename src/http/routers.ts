@@ -155,7 +155,6 @@ async function routerHeartbeat(deps: RoutersRoutesDeps, c: Context): Promise<Res
   return c.json(reply);
 }
 
-
 /** The routes above, for the OpenAPI document (docs/contract.md §10, §11). */
 export const routersOperations: ApiOperation[] = [
   {
