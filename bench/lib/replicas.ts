@@ -2,6 +2,8 @@
 // store, logging only warnings so log writing is not part of what is measured.
 //   BENCH_CPU_PROF=<dir>  each replica runs with `node --cpu-prof --cpu-prof-dir=<dir>` and writes its
 //                         profile there when it stops (open it in Chrome DevTools, or read its self times)
+//   BENCH_CPU_PROF_INTERVAL=<µs>  with it, the sampling interval (Node's default 1,000 µs cannot show which
+//                         turn of the event loop held it; 100 µs can)
 import { startPoolscope, type PoolscopeProcess } from '../../test/support/process.js';
 import { registration } from '../../test/support/service.js';
 import { track } from './children.js';
@@ -27,7 +29,9 @@ export async function startReplica(options: ReplicaOptions): Promise<PoolscopePr
 /** Node flags that make a replica write a CPU profile into BENCH_CPU_PROF when it exits (Node refuses them in NODE_OPTIONS). */
 export function cpuProfileArgs(): string[] {
   const dir = process.env.BENCH_CPU_PROF;
-  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+  const interval = process.env.BENCH_CPU_PROF_INTERVAL;
+  if (!dir) return [];
+  return ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...(interval ? [`--cpu-prof-interval=${interval}`] : [])];
 }
 
 export function replicaArgs(options: ReplicaOptions & { leaseSecs: number; heartbeatSecs: number }): string[] {

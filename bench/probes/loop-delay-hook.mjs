@@ -9,16 +9,21 @@
 //   ← {type: 'loop-delay', reset}  → {type: 'loop-delay', p50, p99, max, samples, gc: {max, kind, total}} in
 //     ms, since the last reset
 // The IPC channel and the timer are unref'd: they never keep the binary alive after its own shutdown.
+// BENCH_LONG_TURNS_FILE=<file>: each run more than 20 ms late is also appended there (`<hrtime µs> <ms late>`,
+// a `<hrtime µs> reset` line at each reset), for bench/report/long-turns.ts to match with a CPU profile.
+import { appendFileSync } from 'node:fs';
 import { constants, createHistogram, PerformanceObserver } from 'node:perf_hooks';
 
 if (!process.send) throw new Error('loop-delay-hook: run as a child with an IPC channel');
 const PERIOD_MS = 1;
 const histogram = createHistogram();
 let due = performance.now() + PERIOD_MS;
+const longTurns = process.env.BENCH_LONG_TURNS_FILE;
 const tick = () => {
   const now = performance.now();
   // In µs (the histogram holds integers ≥ 1).
   histogram.record(Math.max(1, Math.round((now - due) * 1000)));
+  if (longTurns && now - due > 20) appendFileSync(longTurns, `${process.hrtime.bigint() / 1000n} ${(now - due).toFixed(1)}\n`);
   due = now + PERIOD_MS;
   setTimeout(tick, PERIOD_MS).unref();
 };
@@ -54,6 +59,7 @@ process.on('message', (request) => {
     gc: { max: Math.round(gc.max * 1000) / 1000, kind: gc.kind, total: Math.round(gc.total * 1000) / 1000 },
   });
   if (request.reset) {
+    if (longTurns) appendFileSync(longTurns, `${process.hrtime.bigint() / 1000n} reset\n`);
     histogram.reset();
     gc = { max: 0, kind: '', total: 0 };
   }

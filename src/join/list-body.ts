@@ -28,13 +28,14 @@ const COMMA = 0x2c;
 /**
  * `head`, the entries' JSON joined by commas, `tail`: exactly JSON.stringify of the list. Sized first
  * (every entry knows its JSON's byte length), so the bytes are written once into one buffer, with no
- * string of the whole list and no copy.
+ * string of the whole list and no copy. The buffer is not zero-filled first (at 100,000 pools, filling
+ * 35 MB took 6.4 ms of the first slice): every byte of it is written below, each entry's length checked.
  */
 export function* writeListBody(head: string, entries: readonly ListEntry<unknown>[], tail: string, sliceMs = SLICE_MS): Generator<void, Uint8Array<ArrayBuffer>, void> {
   let size = Buffer.byteLength(head) + Buffer.byteLength(tail) + Math.max(entries.length - 1, 0);
   for (const entry of entries) size += entry.bytes;
-  const body = new Uint8Array(size);
-  const out = Buffer.from(body.buffer, 0, size);
+  const out = Buffer.allocUnsafeSlow(size);
+  const body = new Uint8Array(out.buffer, out.byteOffset, size);
   let at = out.write(head, 0);
   let sliceEnd = performance.now() + sliceMs;
   for (let i = 0; i < entries.length; i += 1) {

@@ -1,5 +1,5 @@
-// The watch fan-out in process (src/http/watch-hub.ts): frames go out 500 streams per turn of the event
-// loop, in order; a stream that joins while a change is still going out gets its resync and then only the
+// The watch fan-out in process (src/http/watch-hub.ts): frames go out at most 500 streams and a few
+// milliseconds per turn of the event loop, in order; a stream that joins while a change is still going out gets its resync and then only the
 // changes after it, none twice and none lost; a stream that stops taking bytes is cut past the limit.
 import { describe, expect, it } from 'vitest';
 import type { ListedPool } from '../../src/contract/index.js';
@@ -15,10 +15,13 @@ class FakeSink implements WatchSink {
   backlogBytes = 0;
   /** A stalled client: every byte stays in the backlog. */
   stalled = false;
+  /** How long each write holds the event loop (a slow system call), in ms. */
+  writeMs = 0;
   destroyed = false;
   readonly peer = 'fake';
   private readonly closers: (() => void)[] = [];
   write(frame: Uint8Array): void {
+    for (const end = performance.now() + this.writeMs; performance.now() < end; );
     // The hub hands over HTTP/1.1 chunks; their SSE bytes are what a client reads.
     const text = new TextDecoder().decode(unchunk(frame));
     if (this.stalled) this.backlogBytes += frame.byteLength;
@@ -70,6 +73,27 @@ describe('WatchHub', () => {
     for (const sink of early) expect(sink.events()).toEqual(['resync:', 'upsert:one', 'upsert:two']);
     // Its resync already lists `one` (the view had it when it joined), so `one` is not sent again.
     expect(late.events()).toEqual(['resync:one', 'upsert:two']);
+    hub.close();
+  });
+
+  it('hands a change to slow streams a few milliseconds a turn, not 500 at once, and to each of them in the end', async () => {
+    const view = new ListedView({ epoch: 1 });
+    const hub = new WatchHub({ view, maxWatchers: 5_000, maxBacklogBytes: 1 << 20, keepAliveMs: 60_000 });
+    const sinks = Array.from({ length: 40 }, () => new FakeSink());
+    for (const sink of sinks) hub.add(sink);
+    for (const sink of sinks) sink.writeMs = 1;
+    const having = () => sinks.filter((s) => s.events().includes('upsert:one')).length;
+
+    view.update('c/ns/one', pool('one'));
+    // 1 ms a write: the slice (4 ms) ends after a handful of streams; the rest wait for later turns.
+    const first = having();
+    expect(first).toBeGreaterThanOrEqual(1);
+    expect(first).toBeLessThanOrEqual(8);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(having()).toBeGreaterThan(first);
+    expect(having()).toBeLessThan(40);
+    await waitFor(() => having() === 40, { message: 'every stream has the change' });
+    for (const sink of sinks) expect(sink.events()).toEqual(['resync:', 'upsert:one']);
     hub.close();
   });
 
