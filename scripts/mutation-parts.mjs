@@ -7,6 +7,35 @@
 // more). A part marked `beside` runs while the others run in turn, on its `concurrency` runners (else one). A part's tests start no binary and no
 // browser, so every mutant runs in seconds; the store part mutates only the parts of the Redis store
 // that need no live Redis (keys, replies, URL parsing, canonical JSON), see docs/design.md "The store".
+import { readFileSync } from 'node:fs';
+
+// The route files whose OpenAPI operations (`export const …Operations: ApiOperation[] = [ … ];`, docs/
+// contract.md §11) sit beside their handlers.
+const ROUTE_FILES = ['src/http/pools.ts', 'src/http/ops.ts', 'src/http/debug.ts', 'src/http/routers.ts', 'src/metrics/routes.ts'];
+
+/**
+ * A route file in two mutation ranges (StrykerJS's `file:startLine-endLine`, lines counted from 1, both
+ * inclusive): its operation declarations, and the rest. The declarations are evaluated once as the module
+ * loads, so each of their mutants is *static*: StrykerJS cannot tell which tests cover it and runs every
+ * test of its part. Against the handlers' tests that made the http part take 37 minutes; the
+ * declarations are read only by the OpenAPI document, so their mutants go to the http-document part,
+ * whose tests are the document's rules.
+ */
+function operationRanges(file) {
+  const lines = readFileSync(new URL(`../${file}`, import.meta.url), 'utf8').split('\n');
+  const start = lines.findIndex((line) => /^export const \w+Operations: ApiOperation\[\] = \[$/.test(line)) + 1;
+  const end = start === 0 ? 0 : lines.indexOf('];', start) + 1;
+  if (start === 0 || end === 0) throw new Error(`${file}: no \`export const …Operations: ApiOperation[] = [\` … \`];\` found`);
+  const last = lines.at(-1) === '' ? lines.length - 1 : lines.length;
+  return {
+    declarations: `${file}:${start}-${end}`,
+    rest: [`${file}:1-${start - 1}`, ...(end < last ? [`${file}:${end + 1}-${last}`] : [])],
+  };
+}
+// Read when a part's `mutate` is (by stryker.config.mjs, in the checkout): the test runners' configuration
+// reads the parts too, inside StrykerJS's sandbox, where the route files are instrumented.
+const routeRanges = (file) => operationRanges(file);
+
 export const MUTATION_PARTS = {
   machines: {
     mutate: ['machines/**/*.ts'],
@@ -144,20 +173,22 @@ export const MUTATION_PARTS = {
   // keeps it out of CI: a static mutant (most are the operation declarations) runs every test of the part.
   http: {
     unproven: 'a full run takes 37 minutes on four runners (86.6 % of 836), more than CI has spare',
-    mutate: [
-      'src/http/app.ts',
-      'src/http/pools.ts',
-      'src/http/heartbeat.ts',
-      'src/http/conditional.ts',
-      'src/http/ops.ts',
-      'src/http/debug.ts',
-      'src/http/errors.ts',
-      'src/http/server.ts',
-      'src/http/list-headers.ts',
-      // Not src/http/connection-limits.ts: its refusals hang on the process's descriptor limit (`ulimit -n`,
-      // read at start: EMFILE is only reached by a process of its own) and on timers of 10 to 65 s;
-      // test/http/connection-limits.test.ts drives it against the binary with a lowered limit.
-    ],
+    get mutate() {
+      return [
+        'src/http/app.ts',
+        ...routeRanges('src/http/pools.ts').rest,
+        'src/http/heartbeat.ts',
+        'src/http/conditional.ts',
+        ...routeRanges('src/http/ops.ts').rest,
+        ...routeRanges('src/http/debug.ts').rest,
+        'src/http/errors.ts',
+        'src/http/server.ts',
+        'src/http/list-headers.ts',
+        // Not src/http/connection-limits.ts: its refusals hang on the process's descriptor limit (`ulimit -n`,
+        // read at start: EMFILE is only reached by a process of its own) and on timers of 10 to 65 s;
+        // test/http/connection-limits.test.ts drives it against the binary with a lowered limit.
+      ];
+    },
     tests: [
       'test/http/heartbeat.test.ts',
       'test/http/heartbeat-fast-path.test.ts',
@@ -180,6 +211,20 @@ export const MUTATION_PARTS = {
       'test/tls/mtls.test.ts',
     ],
     skipTests: ['serves the page and its files from this origin only'],
+    timeoutMS: 5000,
+  },
+  // Every route file's operation declarations (operationRanges above), against the rules of the document
+  // built from them (test/openapi/openapi.test.ts: it validates, lists every route the app serves and no
+  // other, and gives every operation and response what docs/contract.md §11 asks) and against what the
+  // routes answer (test/openapi/document-answers.test.ts).
+  'http-document': {
+    get mutate() {
+      return ROUTE_FILES.map((file) => routeRanges(file).declarations);
+    },
+    tests: ['test/openapi/openapi.test.ts', 'test/openapi/document-answers.test.ts'],
+    // Every mutant is static, so each runs both files in a fresh module graph (about 8 s, mostly waiting
+    // on the runner, not the CPU): two runners left the cores idle and took 14 minutes, four take 4.5.
+    concurrency: 4,
     timeoutMS: 5000,
   },
   store: {
@@ -228,5 +273,6 @@ export function currentPart() {
   if (part === undefined) {
     throw new Error(`POOLSCOPE_MUTATION_PART must be one of ${PART_NAMES.join(', ')} (got ${name ?? 'nothing'})`);
   }
-  return { name, ...part };
+  // Its properties as they are: a getter (a `mutate` read from the files) is read only when used.
+  return Object.defineProperties({ name }, Object.getOwnPropertyDescriptors(part));
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run mutation [-- PART...] [--full | --merge-only] [--option=value...]`: StrykerJS over each part of
-// scripts/mutation-parts.mjs in turn (machines, contract, kube, join, relay, http-auth, store by default;
+// scripts/mutation-parts.mjs in turn (machines, contract, kube, join, relay, http-auth, http-document, store by default;
 // client, http-streams and http when named, until a full run proves them), each against
 // its own unit tests, then one report of them all: reports/mutation/mutation.json and mutation.html
 // beside it. Exits 1 when a part's run fails, when the whole (every part's mutants together) scores
@@ -94,7 +94,13 @@ for (const { name } of outcomes) {
   } catch {
     continue;
   }
-  Object.assign(merged.files, report.files);
+  // A route file is mutated by two parts (its handlers, its operation declarations: scripts/mutation-parts.mjs),
+  // so its mutants are the union of both; each part numbers its own from 0, hence the part in each id.
+  for (const [path, file] of Object.entries(report.files)) {
+    const mutants = file.mutants.map((mutant) => ({ ...mutant, id: `${name}:${mutant.id}` }));
+    const seen = merged.files[path];
+    merged.files[path] = seen === undefined ? { ...file, mutants } : { ...seen, mutants: [...seen.mutants, ...mutants] };
+  }
   if (report.testFiles !== undefined) merged.testFiles = { ...merged.testFiles, ...report.testFiles };
 }
 

@@ -17,6 +17,7 @@ import type { PageBundle } from '../debug/page-bundle.js';
 import type { DebugStreamEvent, DebugStreamEvents } from '../debug/types.js';
 import type { Join } from '../join/join.js';
 import { ApiError } from './errors.js';
+import { noCacheHeader } from './list-headers.js';
 import {
   debugPoolDetailSchema,
   debugPoolListSchema,
@@ -25,7 +26,7 @@ import {
   machineGraphSchema,
 } from '../openapi/debug-schemas.js';
 import { namedFrame, subscriptionSse } from './queued-sse.js';
-import type { StreamGate } from './stream-gate.js';
+import { WATCH_RETRY_AFTER_SECS, type StreamGate } from './stream-gate.js';
 
 export function debugRoutes(join: Join): Hono {
   const one = (key: string) => {
@@ -147,7 +148,11 @@ export const debugOperations: ApiOperation[] = [
     summary: "A page that draws each pool's state machine, its current state and its history, live",
     access: 'read',
     responses: {
-      200: { description: 'the page (it loads nothing from any other origin)', body: { contentType: 'text/html', schema: z.string() } },
+      200: {
+        description: 'the page (it loads nothing from any other origin)',
+        body: { contentType: 'text/html', schema: z.string() },
+        headers: { 'Cache-Control': noCacheHeader },
+      },
       503: notBuilt,
     },
   },
@@ -169,7 +174,16 @@ export const debugOperations: ApiOperation[] = [
     access: 'read',
     query: z.object({ pool: z.string().optional().meta({ description: 'the pool whose detail is sent (cluster_id/namespace/name)' }) }),
     responses: {
-      200: { description: 'the event stream (HEAD: its headers only)', events: { ...debugStreamEventSchemas, ...streamEndSchemas } },
+      200: {
+        description: 'the event stream (HEAD: its headers only)',
+        events: { ...debugStreamEventSchemas, ...streamEndSchemas },
+        headers: { 'Cache-Control': noCacheHeader },
+      },
+      503: {
+        description: `--max-watchers /debug streams are open and the request does not accept text/event-stream; try again after Retry-After (${WATCH_RETRY_AFTER_SECS} s)`,
+        errors: ['too_many_watchers'],
+        headers: { 'Retry-After': z.string().meta({ description: 'seconds' }) },
+      },
     },
   },
   {

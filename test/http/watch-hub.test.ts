@@ -1,6 +1,7 @@
 // The watch fan-out in process (src/http/watch-hub.ts): frames go out at most 500 streams and a few
-// milliseconds per turn of the event loop, in order; a stream that joins while a change is still going out gets its resync and then only the
-// changes after it, none twice and none lost; a stream that stops taking bytes is cut past the limit.
+// milliseconds per turn of the event loop, in order; a stream that joins while a change is still going
+// out gets its resync and then only the changes after it, none twice and none lost; a stream that stops
+// taking bytes is cut past the limit.
 import { describe, expect, it } from 'vitest';
 import type { ListedPool } from '../../src/contract/index.js';
 import { ListedView } from '../../src/join/listed-view.js';

@@ -128,6 +128,8 @@ describe('GET /openapi.json', () => {
     expect(events).toEqual(['resync', 'upsert', 'delete', 'overloaded', 'closing']);
     for (const [path, methods] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(methods as unknown as Record<string, Op>)) {
+        // Who may call it: a probe with nothing or a client certificate, every other route with a token too.
+        expect(operation.security, `${method} ${path}`).toContainEqual({ mutualTLS: [] });
         for (const status of ['400', '408', '414', '417', '431', '500']) expect(operation.responses, `${method} ${path}`).toHaveProperty(status);
       }
     }
@@ -136,8 +138,9 @@ describe('GET /openapi.json', () => {
   it('gives every operation a summary and its own operationId, and every parameter, request body, response and response header a description', () => {
     // What a generated client and a rendered reference show a reader: none of it may be left blank.
     const blank: string[] = [];
+    // An error answer's description ends with its codes, `(code: a or b)`: the words before them count.
     const text = (where: string, value: unknown) => {
-      if (typeof value !== 'string' || value.trim() === '') blank.push(where);
+      if (typeof value !== 'string' || value.replace(/\(code: [a-z_ ]+\)$/, '').trim() === '') blank.push(where);
     };
     const operationIds = new Map<string, string>();
     type Described = { description?: unknown };
@@ -152,6 +155,7 @@ describe('GET /openapi.json', () => {
       for (const [method, operation] of Object.entries(methods as unknown as Record<string, Op>)) {
         const at = `${method.toUpperCase()} ${path}`;
         text(`${at} summary`, operation.summary);
+        text(`${at} operationId`, operation.operationId);
         expect(operationIds.get(operation.operationId), `${at}: operationId ${operation.operationId}`).toBeUndefined();
         operationIds.set(operation.operationId, at);
         if ('description' in operation) text(`${at} description`, operation.description);
