@@ -4,9 +4,10 @@
 // run before it counts as a timeout (`timeoutMS`, default 10 s: parts whose mutants often loop forever
 // on a retry or a reconnect take less, so each such mutant costs seconds, not ten), and how many test
 // runners it takes (`concurrency`, default 2, one a core: a part whose tests wait on real timers takes
-// more). A part marked `beside` runs while the others run in turn, on its `concurrency` runners (else one). A part's tests start no binary and no
-// browser, so every mutant runs in seconds; the store part mutates only the parts of the Redis store
-// that need no live Redis (keys, replies, URL parsing, canonical JSON), see docs/design.md "The store".
+// more). A part marked `beside` runs while the others run in turn, on its `concurrency` runners (else
+// one). A part's tests start no binary and no browser, so every mutant runs in seconds; the store part
+// mutates only the parts of the Redis store that need no live Redis (keys, replies, URL parsing,
+// canonical JSON), see docs/design.md "The store".
 import { readFileSync } from 'node:fs';
 
 // The route files whose OpenAPI operations (`export const …Operations: ApiOperation[] = [ … ];`, docs/
@@ -19,7 +20,9 @@ const ROUTE_FILES = ['src/http/pools.ts', 'src/http/ops.ts', 'src/http/debug.ts'
  * loads, so each of their mutants is *static*: StrykerJS cannot tell which tests cover it and runs every
  * test of its part. Against the handlers' tests that made the http part take 37 minutes; the
  * declarations are read only by the OpenAPI document, so their mutants go to the http-document part,
- * whose tests are the document's rules.
+ * whose tests are the document's rules. Called when a part's `mutate` is read (a getter, read by
+ * stryker.config.mjs in the checkout), never by the test runners' configuration, which reads the parts
+ * inside StrykerJS's sandbox, where the route files are instrumented.
  */
 function operationRanges(file) {
   const lines = readFileSync(new URL(`../${file}`, import.meta.url), 'utf8').split('\n');
@@ -32,9 +35,6 @@ function operationRanges(file) {
     rest: [`${file}:1-${start - 1}`, ...(end < last ? [`${file}:${end + 1}-${last}`] : [])],
   };
 }
-// Read when a part's `mutate` is (by stryker.config.mjs, in the checkout): the test runners' configuration
-// reads the parts too, inside StrykerJS's sandbox, where the route files are instrumented.
-const routeRanges = (file) => operationRanges(file);
 
 export const MUTATION_PARTS = {
   machines: {
@@ -179,11 +179,11 @@ export const MUTATION_PARTS = {
     get mutate() {
       return [
         'src/http/app.ts',
-        ...routeRanges('src/http/pools.ts').rest,
+        ...operationRanges('src/http/pools.ts').rest,
         'src/http/heartbeat.ts',
         'src/http/conditional.ts',
-        ...routeRanges('src/http/ops.ts').rest,
-        ...routeRanges('src/http/debug.ts').rest,
+        ...operationRanges('src/http/ops.ts').rest,
+        ...operationRanges('src/http/debug.ts').rest,
         'src/http/errors.ts',
         'src/http/server.ts',
         'src/http/list-headers.ts',
@@ -222,7 +222,7 @@ export const MUTATION_PARTS = {
   // routes answer (test/openapi/document-answers.test.ts).
   'http-document': {
     get mutate() {
-      return ROUTE_FILES.map((file) => routeRanges(file).declarations);
+      return ROUTE_FILES.map((file) => operationRanges(file).declarations);
     },
     tests: ['test/openapi/openapi.test.ts', 'test/openapi/document-answers.test.ts'],
     // Every mutant is static, so each runs both files in a fresh module graph (about 8 s, mostly waiting
