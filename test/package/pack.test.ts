@@ -1,21 +1,27 @@
-// The npm package as its users get it: `npm pack` of this repository, installed into an empty folder
-// from the registry as a user would, then `npx poolscope serve`. The tarball carries the shrinkwrap, so
-// the user's install resolves the versions this repository tests (not whatever is newest that day), and
-// no source map that points at a source the package does not hold.
+// The npm package as its users get it: `npm pack` of this repository, served by a registry on loopback
+// (test/support/npm-registry.ts) and installed into an empty folder with `npm install poolscope` as a
+// user would, then `npx poolscope serve`. The tarball carries the shrinkwrap, so the user's install
+// resolves the versions this repository tests (not whatever is newest that day), and no source map that
+// points at a source the package does not hold. Installed from the tarball file instead, npm would not
+// read the shrinkwrap at all (see the registry's header).
 import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startNpmRegistry, type NpmRegistry } from '../support/npm-registry.js';
 import { freePort, REPO_ROOT } from '../support/process.js';
 import { waitFor } from '../support/wait.js';
 
 const run = promisify(execFile);
 const work = mkdtempSync(join(tmpdir(), 'poolscope-pack-'));
 const userDir = join(work, 'user');
+const stageDir = join(work, 'stage');
 let tarball = '';
 let files: string[] = [];
+let registry: NpmRegistry | undefined;
+let packageName = '';
 
 interface LockEntry {
   version: string;
@@ -26,17 +32,33 @@ const shrinkwrap = JSON.parse(readFileSync(join(REPO_ROOT, 'npm-shrinkwrap.json'
 beforeAll(async () => {
   const buildError = inject('buildError');
   if (buildError !== null) throw new Error(buildError);
-  // --ignore-scripts: dist/ is the one the suite built (pack's `prepare` would build it again).
-  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: REPO_ROOT });
+  // Packed as `npm pack` packs it (prepack, pack, postpack), from a copy of what it reads, so that the
+  // repository's own shrinkwrap is never swapped while other tests run: --ignore-scripts on the pack
+  // itself because its `prepare` would build dist/ again, which the suite already built.
+  const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { files: string[] };
+  for (const path of ['package.json', 'npm-shrinkwrap.json', 'scripts/pack-shrinkwrap.mjs', ...pkg.files]) {
+    cpSync(join(REPO_ROOT, path), join(stageDir, path), { recursive: true });
+  }
+  await run('npm', ['run', 'prepack'], { cwd: stageDir });
+  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: stageDir });
+  await run('npm', ['run', 'postpack'], { cwd: stageDir });
   const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
   tarball = join(work, packed!.filename);
   files = packed!.files.map((f) => f.path);
   mkdirSync(userDir);
   writeFileSync(join(userDir, 'package.json'), JSON.stringify({ name: 'a-user', version: '1.0.0', private: true }));
-  await run('npm', ['install', '--no-audit', '--no-fund', tarball], { cwd: userDir, timeout: 240_000 });
+  const manifest = JSON.parse((await run('tar', ['-xzOf', tarball, 'package/package.json'])).stdout) as { name: string; version: string };
+  packageName = manifest.name;
+  const upstream = (await run('npm', ['config', 'get', 'registry'], { cwd: userDir })).stdout.trim();
+  registry = await startNpmRegistry({ tarball, manifest, files, upstream });
+  const spec = `${manifest.name}@${manifest.version}`;
+  await run('npm', ['install', '--no-audit', '--no-fund', '--registry', registry.url, spec], { cwd: userDir, timeout: 240_000 });
 }, 300_000);
 
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+afterAll(async () => {
+  await registry?.close();
+  rmSync(work, { recursive: true, force: true });
+});
 
 describe('the npm package', () => {
   it('holds the shrinkwrap, the CLI and the typings of its exports, and no source map without its source', () => {
@@ -54,10 +76,26 @@ describe('the npm package', () => {
     expect(files.filter((f) => f.startsWith('src/') || f.startsWith('test/'))).toEqual([]);
   });
 
+  it('ships the production part of the shrinkwrap, and postpack puts the full one back', async () => {
+    const packedLock = JSON.parse((await run('tar', ['-xzOf', tarball, 'package/npm-shrinkwrap.json'], { maxBuffer: 64 << 20 })).stdout) as {
+      packages: Record<string, LockEntry>;
+    };
+    const production = Object.entries(shrinkwrap.packages).filter(([path, entry]) => path !== '' && !entry.dev);
+    expect(production.length).toBeGreaterThan(20);
+    expect(Object.keys(packedLock.packages).filter((path) => path !== '').sort()).toEqual(production.map(([path]) => path).sort());
+    for (const [path, entry] of production) expect(packedLock.packages[path]!.version, path).toBe(entry.version);
+    expect(readFileSync(join(stageDir, 'npm-shrinkwrap.json'), 'utf8')).toBe(readFileSync(join(REPO_ROOT, 'npm-shrinkwrap.json'), 'utf8'));
+  });
+
   it('installs the production dependencies at the versions the shrinkwrap pins, and none of the dev ones', async () => {
+    // The package was resolved through the registry, not from a file (its tarball's bytes may come from
+    // npm's cache, which holds them by their integrity once any install has).
+    expect(registry!.requests).toContain(`/${packageName}`);
     const nameOf = (path: string) => path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length);
     const pinned = new Set<string>();
     for (const [path, entry] of Object.entries(shrinkwrap.packages)) if (path !== '' && !entry.dev) pinned.add(`${nameOf(path)}@${entry.version}`);
+    // `npm ls` fails on a package the tree does not need (extraneous), as the development packages of a
+    // full shrinkwrap would be: so this also says none was installed beside the tree.
     const { stdout } = await run('npm', ['ls', '--all', '--json'], { cwd: userDir });
     interface Node {
       version?: string;
