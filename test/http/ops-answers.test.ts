@@ -1,35 +1,10 @@
 // What /healthz and /readyz answer for each state of the join (docs/operations.md "Probes"), one state at a
-// time: the join's getters are set by the test, the routes are the service's own (src/http/ops.ts) behind
-// the app's error rendering. test/http/ops.test.ts drives the same routes over a real join and store.
+// time (test/support/probes.ts: the join's getters set by the test, the routes the service's own).
+// test/http/ops.test.ts drives the same routes over a real join and store.
 import type { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { errorBodySchema } from '../../src/contract/index.js';
-import type { Join } from '../../src/join/join.js';
-import type { SourceStatus } from '../../src/join/sources.js';
-import { opsRoutes } from '../../src/http/ops.js';
-import { withApiErrors } from '../support/api-errors.js';
-
-interface JoinState {
-  storeReadable?: { ok: boolean; reason?: string };
-  sourceDown?: string;
-  homeWindow?: { last_outage_ended: string; renewal_window_open: boolean };
-  ready?: boolean;
-  readinessSources?: string[];
-  sourceStatuses?: SourceStatus[];
-}
-
-/** The probes over a join in the given state, rendered as the app renders an ApiError. */
-function probes(state: JoinState): Hono {
-  const join = {
-    storeReadable: state.storeReadable ?? { ok: true },
-    sourceDown: state.sourceDown,
-    homeWindow: state.homeWindow,
-    ready: state.ready ?? true,
-    readinessSources: () => state.readinessSources ?? ['store'],
-    sourceStatuses: () => state.sourceStatuses ?? [],
-  } as unknown as Join;
-  return withApiErrors(opsRoutes(join));
-}
+import { probes } from '../support/probes.js';
 
 async function answer(app: Hono, path: string): Promise<{ status: number; body: unknown }> {
   const response = await app.request(path);
