@@ -202,6 +202,8 @@ export const MUTATION_PARTS = {
       'test/http/pools-conditional.test.ts',
       // The routes built per test: the size check at its edge, its outcome, the drain's end of streams.
       'test/http/pools-routes.test.ts',
+      // The app built per test: its error renderer, 404, which refused write counts, keep-alive, /debug's limit.
+      'test/http/app-wiring.test.ts',
       'test/http/http-rfc.test.ts',
       'test/http/ops.test.ts',
       'test/http/ops-answers.test.ts',
