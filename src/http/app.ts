@@ -68,6 +68,9 @@ export const API_OPERATIONS = [...poolsOperations, ...routersOperations, ...opsO
 
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
+  // Every route module is mounted at the root: its routes carry their whole paths.
+  // Stryker disable next-line StringLiteral: equivalent, Hono mounts at '' exactly what it mounts at '/'
+  const mount = (routes: Hono) => app.route('/', routes);
   // Who may write what: every write token and scoped client certificate is checked against the target.
   const writes = writeAuthority(deps);
   // A change written here is ordered after every version of the pool this replica read, in any region
@@ -92,8 +95,7 @@ export function createApp(deps: AppDeps): Hono {
   if (deps.auth?.write || deps.auth?.read) {
     app.use(accessGuard({ ...deps.auth, onWriteRefused: (path) => (path === '/pools' ? deps.onHeartbeat?.('unauthorized') : undefined) }));
   }
-  app.route(
-    '/',
+  mount(
     poolsRoutes({
       view: deps.join.view,
       store: deps.store,
@@ -113,8 +115,7 @@ export function createApp(deps: AppDeps): Hono {
     }),
   );
   if (deps.routers) {
-    app.route(
-      '/',
+    mount(
       routersRoutes({
         view: deps.routers.join.view,
         store: deps.routers.store,
@@ -131,8 +132,8 @@ export function createApp(deps: AppDeps): Hono {
       }),
     );
   }
-  app.route('/', opsRoutes(deps.join));
-  app.route('/', debugRoutes(deps.join));
+  mount(opsRoutes(deps.join));
+  mount(debugRoutes(deps.join));
   if (deps.debugPage) {
     const streams = new StreamGate({
       stream: 'debug',
@@ -142,12 +143,12 @@ export function createApp(deps: AppDeps): Hono {
       onRefused: deps.onWatchRefused,
     });
     deps.onWatchHub?.(streams, 'debug');
-    app.route('/', debugPageRoutes({ ...deps.debugPage, keepAliveMs: deps.keepAliveMs, shutdown: deps.shutdown, streams }));
+    mount(debugPageRoutes({ ...deps.debugPage, keepAliveMs: deps.keepAliveMs, shutdown: deps.shutdown, streams }));
   }
-  if (deps.metrics) app.route('/', metricsRoutes(deps.metrics));
+  if (deps.metrics) mount(metricsRoutes(deps.metrics));
   // The document describes every operation of the service, whether this app mounts it or not (a test app
   // without the page or metrics still describes the API as it is deployed).
-  app.route('/', openApiRoutes({ operations: API_OPERATIONS }));
+  mount(openApiRoutes({ operations: API_OPERATIONS }));
   app.notFound((c) => errorResponse(404, 'not_found', `no route ${c.req.method} ${c.req.path}`));
   app.onError((error, c) => {
     if (error instanceof ApiError) return c.json(error.body(), error.status);

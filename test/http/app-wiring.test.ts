@@ -4,8 +4,10 @@
 // to both lists' streams, and the /debug stream's own limit and metric label (docs/contract.md §5, §8).
 import { afterEach, describe, expect, it } from 'vitest';
 import { errorBodySchema } from '../../src/contract/index.js';
+import { createApp } from '../../src/http/app.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 import { DelegatingStore } from '../support/delegating-store.js';
+import { silentLogger } from '../support/logs.js';
 import { registration } from '../support/registration.js';
 import { startService, type ServiceOptions, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
@@ -109,5 +111,14 @@ describe('the app', () => {
     expect((await fetch(`${svc!.url}/pools/watch`, { headers: { accept: 'text/event-stream' }, signal: pools.signal })).status).toBe(200);
     first.abort();
     pools.abort();
+  });
+
+  it('built with only what it needs (no tokens, routers, page or metrics), it mounts the pools, probes and document, and no more', async () => {
+    const { join, store } = await service({ socket: false });
+    const app = createApp({ join, store, logger: silentLogger(), leaseMs: 15_000, heartbeatIntervalMs: 5000 });
+    const body = JSON.stringify(registration());
+    expect((await app.request('/pools', { method: 'POST', headers: { 'content-type': 'application/json' }, body })).status).toBe(200);
+    for (const path of ['/pools', '/healthz', '/debug/pools', '/openapi.json']) expect((await app.request(path)).status, path).toBe(200);
+    for (const path of ['/routers', '/metrics', '/debug']) expect((await app.request(path)).status, path).toBe(404);
   });
 });
