@@ -24,7 +24,7 @@ const ASIDE = '.npm-shrinkwrap.full.json';
  * what nothing needs any more and keeps every locked version. Checked against the full lock: the same
  * non-development entries at the same versions, and nothing else.
  */
-export function productionShrinkwrap(dir) {
+function productionShrinkwrap(dir) {
   const full = JSON.parse(readFileSync(join(dir, LOCK), 'utf8'));
   const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
   const work = mkdtempSync(join(tmpdir(), 'poolscope-shrinkwrap-'));
@@ -44,7 +44,8 @@ export function productionShrinkwrap(dir) {
     for (const [path, entry] of expected) {
       if (production.packages[path]?.version !== entry.version) problems.push(`${path}: ${entry.version} → ${production.packages[path]?.version ?? 'missing'}`);
     }
-    for (const [path] of got) if (!expected.some(([p]) => p === path)) problems.push(`${path}: not a production package of ${LOCK}`);
+    const expectedPaths = new Set(expected.map(([path]) => path));
+    for (const [path] of got) if (!expectedPaths.has(path)) problems.push(`${path}: not a production package of ${LOCK}`);
     if (problems.length > 0) throw new Error(`the production shrinkwrap differs from ${LOCK}:\n  ${problems.join('\n  ')}`);
     return text;
   } finally {
