@@ -22,7 +22,7 @@ describe('isJsonType', () => {
     expect(isJsonType(type)).toBe(true);
   });
 
-  it.each([undefined, '', 'text/plain', 'text/json', 'application/jsonx', 'application/+json', 'text/x+json', 'application/x+json+xml', 'xapplication/json', 'multipart/form-data'])(
+  it.each([undefined, '', 'text/plain', 'text/json', 'application/jsonx', 'application/+json', 'text/x+json', 'application/x+json+xml', 'xapplication/json', 'xapplication/vnd.x+json', 'text/application/x+json', 'multipart/form-data'])(
     'does not take %j',
     (type) => {
       expect(isJsonType(type)).toBe(false);
@@ -71,6 +71,11 @@ describe('bodyAborted', () => {
     expect(outcomes).toEqual(['aborted']);
     expect(logs.lines).toEqual([expect.objectContaining({ level: 20, msg: 'request body aborted by the client', method: 'POST', path: '/pools', reason: 'socket hang up' })]);
     expect(error.status).toBe(400);
+    expect(error.body()).toEqual({ error: { code: 'invalid_json', message: 'the body ended before it was complete' } });
+  });
+
+  it('needs neither a counter nor a logger', () => {
+    const error = bodyAborted({}, contextOf(true), new Error('socket hang up'));
     expect(error.body()).toEqual({ error: { code: 'invalid_json', message: 'the body ended before it was complete' } });
   });
 });

@@ -3,11 +3,14 @@
 // are what poolscope_heartbeats_total{outcome} exports (test/metrics/metrics.test.ts reads them there).
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/http/errors.js';
 import { heartbeatHandler, type HeartbeatDeps } from '../../src/http/heartbeat.js';
+import type { WriteAuthority } from '../../src/http/write-authority.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 import { StoreUnavailableError } from '../../src/store/types.js';
 import { withApiErrors } from '../support/api-errors.js';
 import { DelegatingStore } from '../support/delegating-store.js';
+import { captureLogs } from '../support/logs.js';
 import { registration } from '../support/registration.js';
 
 function route(deps: Partial<HeartbeatDeps> = {}) {
@@ -70,5 +73,47 @@ describe('heartbeat outcomes', () => {
     expect((await post(app, JSON.stringify(registration()))).status).toBe(200);
     expect(outcomes).toEqual(['ok']);
     expect((await store.snapshot()).records.map((r) => r.key)).toEqual(['us-east-1/llm/llama-70b']);
+  });
+
+  it('a write outside the credentials\' scopes: 403 forbidden, counted as forbidden, nothing stored; the same without a counter', async () => {
+    // The scopes' own rules are write-authority.ts's (test/http/write-authority.test.ts); here, a refusal.
+    const writes = {
+      authorize: () => {
+        throw new ApiError(403, 'forbidden', 'this credential may not write us-east-1/llm');
+      },
+    } as unknown as WriteAuthority;
+    const outcomes: string[] = [];
+    for (const { app, store } of [route({ writes, onOutcome: (o) => outcomes.push(o) }), route({ writes })]) {
+      const response = await post(app, JSON.stringify(registration()));
+      expect(response.status).toBe(403);
+      expect(await response.json()).toEqual({ error: { code: 'forbidden', message: 'this credential may not write us-east-1/llm' } });
+      expect((await store.snapshot()).records).toEqual([]);
+    }
+    expect(outcomes).toEqual(['forbidden']);
+  });
+
+  it('a body whose read fails (the client left): 400 invalid_json, counted as aborted with one debug line; the same without a counter or a logger', async () => {
+    const cutShort = () =>
+      new Request('http://poolscope/pools', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: new ReadableStream({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode('{"cluster_id":'));
+            controller.error(new Error('socket hang up'));
+          },
+        }),
+        duplex: 'half',
+      } as RequestInit);
+    const logs = captureLogs('debug');
+    const outcomes: string[] = [];
+    for (const { app, store } of [route({ onOutcome: (o) => outcomes.push(o), logger: logs.logger }), route()]) {
+      const response = await app.request(cutShort());
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual({ error: { code: 'invalid_json', message: 'the body ended before it was complete' } });
+      expect((await store.snapshot()).records).toEqual([]);
+    }
+    expect(outcomes).toEqual(['aborted']);
+    expect(logs.lines).toEqual([expect.objectContaining({ level: 20, msg: 'request body aborted by the client', method: 'POST', path: '/pools', reason: 'socket hang up' })]);
   });
 });
