@@ -11,7 +11,7 @@ import { registration } from '../support/registration.js';
 import { SseReader } from '../support/sse.js';
 import { waitFor } from '../support/wait.js';
 
-function routes(shutdown?: AbortSignal) {
+function routes(shutdown?: AbortSignal, { counted = true } = {}) {
   const store = createMemoryStore({ leaseMs: 15_000 });
   const outcomes: string[] = [];
   const app = withApiErrors(
@@ -21,7 +21,7 @@ function routes(shutdown?: AbortSignal) {
       leaseMs: 15_000,
       heartbeatIntervalMs: 5000,
       keepAliveMs: 60_000,
-      onOutcome: (outcome) => outcomes.push(outcome),
+      onOutcome: counted ? (outcome) => outcomes.push(outcome) : undefined,
       shutdown,
     }),
   );
@@ -95,6 +95,26 @@ describe('POST /pools at the size limit', () => {
     expect(outcomes).toEqual(['invalid']);
     // At most what the request constructor buffers ahead; never the whole declared body.
     expect(pulled * 1024).toBeLessThan(MAX_BODY_BYTES);
+  });
+
+  it('a chunked body that also states a length is held to the limit by its chunks, not by the header', async () => {
+    const { app, store, outcomes } = routes();
+    const send = chunked(bodyOf(MAX_BODY_BYTES + 1));
+    const response = await app.request('/pools', { ...send, headers: { 'content-type': 'application/json', 'content-length': '10', 'transfer-encoding': 'chunked' } });
+    expect(response.status).toBe(413);
+    expect(outcomes).toEqual(['invalid']);
+    expect((await store.snapshot()).records).toEqual([]);
+  });
+
+  it.each([
+    ['declared', declared],
+    ['chunked', chunked],
+  ])('%s: the same 413 from routes without a counter', async (_how, send) => {
+    const { app, store } = routes(undefined, { counted: false });
+    const response = await app.request('/pools', send(bodyOf(MAX_BODY_BYTES + 1)));
+    expect(response.status).toBe(413);
+    expect(errorBodySchema.parse(await response.json()).error.code).toBe('payload_too_large');
+    expect((await store.snapshot()).records).toEqual([]);
   });
 });
 
