@@ -16,14 +16,16 @@ export function negotiateEncoding(header: string | undefined): ContentCoding {
   if (header === undefined) return 'identity';
   const q = new Map<string, number>();
   for (const part of header.split(',')) {
-    const [name = '', ...params] = part.split(';').map((s) => s.trim());
-    if (name === '') continue;
+    // An empty element (`, , gzip`) sets the weight of the name '', which no coding looks up.
+    const [name, ...params] = part.split(';').map((s) => s.trim()) as [string, ...string[]];
     let weight = 1;
     for (const param of params) {
-      const match = /^q\s*=\s*(.*)$/i.exec(param);
+      const match = /^q\s*=\s*(.*)/i.exec(param);
       if (match) weight = Number(match[1]);
     }
-    q.set(name.toLowerCase(), weight >= 0 && weight <= 1 ? weight : 0);
+    // Above 1 or not a number: 0, not acceptable. A negative weight is below every positive one, as 0 is,
+    // and a coding is sent only with a weight above 0.
+    q.set(name.toLowerCase(), weight <= 1 ? weight : 0);
   }
   let best: ContentCoding = 'identity';
   let bestQ = q.get('identity') ?? 0;
@@ -47,7 +49,9 @@ export function noneMatchHolds(header: string | undefined, etag: string): boolea
   if (value === '*') return true;
   const tag = /\s*(?:W\/)?("[^"]*")\s*(?:,|$)/gy;
   let match: RegExpExecArray | null;
-  while (tag.lastIndex < value.length && (match = tag.exec(value)) !== null) {
+  // Sticky: each tag must start where the last one ended; at the end of the value, or on anything else, no
+  // match (a tag is never empty, so the loop always moves on).
+  while ((match = tag.exec(value)) !== null) {
     if (match[1] === etag) return true;
   }
   return false;

@@ -35,6 +35,11 @@ describe('negotiateEncoding', () => {
     ['gzip;q=abc', 'identity'],
     ['gzip;level=9', 'gzip'],
     [', , gzip', 'gzip'],
+    // Spaces around q's equals sign are taken; a parameter that only contains or starts with q is not q.
+    ['gzip;q = 0', 'identity'],
+    ['gzip;xq=0', 'gzip'],
+    ['gzip;qx=0', 'gzip'],
+    ['identity;q=-1, gzip;q=0', 'identity'],
   ])('%s → %s', (header, coding) => {
     expect(negotiateEncoding(header)).toBe(coding);
   });
