@@ -212,7 +212,10 @@ export const MUTATION_PARTS = {
       'test/http/auth.test.ts',
       'test/http/scoped-writes.test.ts',
       'test/debug/routes.test.ts',
+      // /debug/pools built per test: its order and its 404.
+      'test/debug/debug-list.test.ts',
       'test/debug/page-files.test.ts',
+      'test/http/errors.test.ts',
       'test/metrics/metrics.test.ts',
       // The document only: prism and the generated client's compile run processes of their own.
       'test/openapi/openapi.test.ts',
