@@ -2,7 +2,7 @@
 // they pin is traced to them: the list in key order whatever order the pools came in, and the 404 that
 // names the pool asked for.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { DebugPoolList } from '../../src/debug/types.js';
+import type { DebugPoolList } from '../../src/debug/describe.js';
 import { postJson } from '../support/http.js';
 import { registration } from '../support/registration.js';
 import { startService, type TestService } from '../support/service.js';
