@@ -81,7 +81,7 @@ export const MUTATION_PARTS = {
     timeoutMS: 5000,
   },
   client: {
-    unproven: 'no full run yet (868 mutants; a partial run, 167 tested, had 22 survivors and 15 timeouts)',
+    unproven: 'no full run yet (1,304 mutants; a partial run on two runners: 380 tested in 13 minutes, 45 survived, 32 timed out; StrykerJS estimated 85 minutes in all)',
     mutate: ['src/client/**/*.ts', '!src/client/index.ts'],
     // Its retry and reconnect loops: a mutant that breaks them spins until the timeout.
     timeoutMS: 5000,
@@ -178,8 +178,10 @@ export const MUTATION_PARTS = {
   // app.ts got tests that build their routes per test (pools-routes, app-wiring): on two runners
   // 89.67 % of 629 in 15.4 minutes, every file at 81.8 % or more (app.ts 94.3, pools.ts 87.3). With the
   // heartbeat's fast path and the listener tested at their edges (heartbeat.ts 88.2 -> 98.6, server.ts
-  // 81.8 -> 88.6): 93.82 % of 615 in 17 minutes on two runners, every file at 87.3 % or more. In CI's set.
+  // 81.8 -> 88.6): 93.82 % of 615 in 17 minutes on two runners, every file at 87.3 % or more. Its score
+  // would gate; its time does not fit yet: in a whole CI run with it, CI took about 91 minutes here.
   http: {
+    unproven: 'its score gates (a full run in CI: 96.31 % of 596 in 18.4 minutes, every file at 88.6 % or more), but with it CI\'s whole run took about 91 of its 90 minutes here',
     get mutate() {
       return [
         'src/http/app.ts',
