@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run mutation [-- PART...] [--full | --merge-only] [--option=value...]`: StrykerJS over each part of
-// scripts/mutation-parts.mjs in turn (machines, contract, kube, join, relay, http-auth, http-document, store by
-// default; client, http-streams, http and routers when named, until a full run proves them), each against
+// scripts/mutation-parts.mjs in turn (machines, contract, kube, join, relay, http-auth, http, http-document,
+// store by default; client, http-streams and routers when named, until a full run proves them), each against
 // its own unit tests, then one report of them all: reports/mutation/mutation.json and mutation.html
 // beside it. Exits 1 when a part's run fails, when the whole (every part's mutants together) scores
 // below THRESHOLDS.break, or when any one file scores below THRESHOLDS.file.
