@@ -59,7 +59,7 @@ export function unchunk(bytes: Uint8Array): Uint8Array {
   return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
 }
 
-/** Whether the request's Accept names text/event-stream (or any text type): a standard SSE client. */
+/** Whether the request's Accept names text/event-stream (at a quality above 0): a standard SSE client. */
 export function acceptsEventStream(accept: string | undefined): boolean {
   if (accept === undefined) return false;
   return accept.split(',').some((part) => {
