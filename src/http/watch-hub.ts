@@ -296,10 +296,8 @@ export class WatchHub implements WatchStats {
 
   private deliver(sink: WatchSink, frame: Uint8Array): void {
     sink.write(frame);
-    if (!cutIfBehind(sink, this.resyncBytes, { ...this.options, stream: this.options.stream ?? 'pools' })) return;
-    this.sinks.delete(sink);
-    this.joinedAfter.delete(sink);
-    if (this.sinks.size === 0) this.stop();
-    this.options.onSubscribers?.(this.sinks.size);
+    // A sink cut may have closed already (a web stream's destroy() calls its onClose listeners at once, a
+    // socket's later): removed once either way, so the open streams are reported once.
+    if (cutIfBehind(sink, this.resyncBytes, { ...this.options, stream: this.options.stream ?? 'pools' })) this.remove(sink);
   }
 }

@@ -85,7 +85,8 @@ export function streamSink(): { sink: WatchSink; response: Response } {
     closed = true;
     for (const listener of listeners.splice(0)) listener();
   };
-  // High-water mark 0: desiredSize is minus the bytes queued, which is exactly the backlog.
+  // High-water mark 0: desiredSize is minus the bytes queued, which is exactly the backlog (`0 - desiredSize`,
+  // not `-desiredSize`: nothing queued is 0, never -0).
   const stream = new ReadableStream<Uint8Array>(
     {
       start: (c) => {
@@ -100,7 +101,7 @@ export function streamSink(): { sink: WatchSink; response: Response } {
       if (!closed) controller.enqueue(unchunk(frame));
     },
     get backlogBytes() {
-      return closed ? 0 : -(controller.desiredSize ?? 0);
+      return closed ? 0 : 0 - (controller.desiredSize ?? 0);
     },
     peer: undefined,
     onClose: (listener) => {

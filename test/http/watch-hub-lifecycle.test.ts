@@ -70,6 +70,37 @@ describe('WatchHub: its life', () => {
     expect(vi.getTimerCount()).toBe(1);
   });
 
+  it('keeps the keep-alive timer when a stalled stream is cut beside a reading one; stops it when the last is cut', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const counts: number[] = [];
+    const { view, hub } = hubOf({ maxBacklogBytes: 600, onSubscribers: (count) => counts.push(count) });
+    const reading = open(hub);
+    const { sink: stalled, response } = streamSink();
+    hub.add(stalled);
+    for (let i = 0; i < 20 && hub.size === 2; i += 1) {
+      view.update(`c/ns/p${i}`, pool(`p${i}`));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await expect(response.text()).rejects.toThrow('watch stream dropped');
+    // Counted once: cut by the hub, then closed.
+    expect(counts).toEqual([1, 2, 1]);
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(1000);
+    await waitFor(() => reading.received.endsWith(': keep-alive\n\n'), { message: 'a keep-alive to the reading stream' });
+
+    const { view: lone, hub: loneHub } = hubOf({ maxBacklogBytes: 600 });
+    const { sink: only } = streamSink();
+    loneHub.add(only);
+    expect(vi.getTimerCount()).toBe(2);
+    for (let i = 0; i < 20 && loneHub.size === 1; i += 1) {
+      lone.update(`c/ns/p${i}`, pool(`p${i}`));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(loneHub.size).toBe(0);
+    expect(vi.getTimerCount()).toBe(1);
+    hub.close();
+  });
+
   it('reports the open streams after each change, once per stream that leaves; sums their unsent bytes', async () => {
     const counts: number[] = [];
     const { view, hub } = hubOf({ onSubscribers: (count) => counts.push(count) });

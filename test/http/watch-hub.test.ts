@@ -6,50 +6,9 @@ import { describe, expect, it } from 'vitest';
 import type { ListedPool } from '../../src/contract/index.js';
 import { ListedView } from '../../src/join/listed-view.js';
 import { WatchHub } from '../../src/http/watch-hub.js';
-import { unchunk } from '../../src/http/sse.js';
-import type { WatchSink } from '../../src/http/watch-sink.js';
+import { FakeSink } from '../support/fake-watch-sink.js';
 import { waitFor } from '../support/wait.js';
 import { pool as listedPool } from '../support/listed-pool.js';
-
-class FakeSink implements WatchSink {
-  readonly frames: string[] = [];
-  backlogBytes = 0;
-  /** A stalled client: every byte stays in the backlog. */
-  stalled = false;
-  /** How long each write holds the event loop (a slow system call), in ms. */
-  writeMs = 0;
-  destroyed = false;
-  readonly peer = 'fake';
-  private readonly closers: (() => void)[] = [];
-  write(frame: Uint8Array): void {
-    for (const end = performance.now() + this.writeMs; performance.now() < end; );
-    // The hub hands over HTTP/1.1 chunks; their SSE bytes are what a client reads.
-    const text = new TextDecoder().decode(unchunk(frame));
-    if (this.stalled) this.backlogBytes += frame.byteLength;
-    // Every stream starts with `retry:` (docs/contract.md §11); the events follow.
-    if (this.frames.length === 0 && !this.retried) {
-      expect(text).toBe('retry: 1000\n\n');
-      this.retried = true;
-      return;
-    }
-    this.frames.push(text);
-  }
-  private retried = false;
-  onClose(listener: () => void): void {
-    this.closers.push(listener);
-  }
-  end(): void {
-    this.closers.forEach((f) => f());
-  }
-  destroy(): void {
-    this.destroyed = true;
-    this.closers.forEach((f) => f());
-  }
-  /** The event kinds and pool names, in order. */
-  events(): string[] {
-    return this.frames.map((f) => `${/^event: (\w+)/.exec(f)?.[1]}:${/"name":"([^"]+)"/.exec(f)?.[1] ?? ''}`);
-  }
-}
 
 /** A frontendless pool `c/ns/<name>`. */
 const pool = (name: string): ListedPool => listedPool(name, { cluster_id: 'c', namespace: 'ns', model: 'm', frontends: [], state: 'frontendless' });
