@@ -202,7 +202,8 @@ async function decode(bytes: Buffer, coding: string | undefined): Promise<Buffer
   }
 }
 
-function asTransportError(error: unknown, abortReason: string | undefined): TransportError {
+/** Any failure of an exchange as a TransportError: the abort's reason when it was ours, else the error's code and words, with the TLS problem it is, if any. */
+export function asTransportError(error: unknown, abortReason: string | undefined): TransportError {
   if (error instanceof TransportError) return error;
   if (abortReason !== undefined) return new TransportError(abortReason, { cause: error });
   const code = (error as NodeJS.ErrnoException).code;

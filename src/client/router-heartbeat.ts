@@ -101,6 +101,8 @@ class RouterHeartbeatLoop implements RouterHeartbeat {
       for (let tried = 0; tried < this.rotation.servers.length && !signal.aborted; tried++) {
         const server = this.rotation.current;
         const failure = await this.send(server);
+        // Stopped mid-request: the abort is ours, not the replica failing (no warning, no rotation).
+        if (signal.aborted) break;
         if (failure === undefined) {
           accepted = true;
           break;

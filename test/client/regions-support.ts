@@ -2,8 +2,8 @@
 // `poolscope pools` tests: GET /pools answers the list it is given, GET /pools/watch streams a `resync` of
 // it on connect and on every publish() (or, in `poll` mode, answers 404 so the client polls GET /pools).
 import { createServer, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import type { ListedPool, PoolList, RegionStatus } from '../../src/contract/index.js';
+import { listenOnFreePort } from '../support/loopback-server.js';
 
 export interface RegionsServer {
   url: string;
@@ -18,7 +18,6 @@ export interface RegionsServer {
 
 /** `sse`: the watch stream works; `poll`: GET /pools/watch answers 404 text/plain (no event stream). */
 export async function startRegionsServer(initial: PoolList, mode: 'sse' | 'poll' = 'sse'): Promise<RegionsServer> {
-  const sockets = new Set<Socket>();
   const streams = new Set<ServerResponse>();
   let list = initial;
   let polls = 0;
@@ -37,13 +36,9 @@ export async function startRegionsServer(initial: PoolList, mode: 'sse' | 'poll'
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
     }
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const listening = await listenOnFreePort(server);
   return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    url: listening.url,
     get list() {
       return list;
     },
@@ -54,11 +49,7 @@ export async function startRegionsServer(initial: PoolList, mode: 'sse' | 'poll'
       list = next;
       for (const res of streams) resync(res);
     },
-    stop: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
+    stop: listening.stop,
   };
 }
 
