@@ -1,6 +1,6 @@
 // The caller merge rule (docs/contract.md §5) as PoolMap applies it, one edge case a test.
 import { describe, expect, it } from 'vitest';
-import { PoolMap } from '../../src/client/pool-map.js';
+import { droppedEverywhere, PoolMap, samePool } from '../../src/client/pool-map.js';
 import type { ListedPool } from '../../src/contract/index.js';
 
 function pool(name: string, overrides: Partial<ListedPool> = {}): ListedPool {
@@ -72,5 +72,32 @@ describe('PoolMap', () => {
     map.applyList(list(true, [pool('b')]));
     expect(map.byModel('m2')).toEqual([]);
     expect(map.byModel('nope')).toEqual([]);
+  });
+});
+
+describe('samePool', () => {
+  it('is field-by-field equality, whatever order the keys came in, and a key set to undefined is a key left out', () => {
+    const a = pool('a', { location: { region: 'eu', zone: 'eu-1' } });
+    const reordered = { ...Object.fromEntries(Object.entries(a).reverse()), location: { zone: 'eu-1', region: 'eu' } } as ListedPool;
+    expect(samePool(a, reordered)).toBe(true);
+    expect(samePool(a, { ...a, lease_regions: undefined })).toBe(true);
+  });
+
+  it('tells apart a changed value, a changed key, an array order and an array from an object', () => {
+    const a = pool('a', { capacity: [{ name: 'gpus', value: 8 }, { name: 'slots', value: 2 }] });
+    expect(samePool(a, { ...a, capacity: [...a.capacity].reverse() })).toBe(false);
+    expect(samePool(a, { ...a, capacity: [{ name: 'gpus', value: 8 }, { name: 'slots', value: 3 }] })).toBe(false);
+    expect(samePool(a, { ...a, location: { region: 'eu' } })).toBe(false);
+    expect(samePool(pool('a', { location: { region: 'eu' } }), pool('a', { location: { zone: 'eu' } }))).toBe(false);
+    expect(samePool(pool('a', { frontends: ['x'] }), pool('a', { frontends: { 0: 'x' } as unknown as string[] }))).toBe(false);
+    expect(samePool(pool('a', { capabilities: ['a,b'] }), pool('a', { capabilities: ['a', 'b'] }))).toBe(false);
+  });
+});
+
+describe('droppedEverywhere', () => {
+  it('is false while a lease region is named but not dropped', () => {
+    const p = pool('a', { lease_regions: ['eu'] });
+    expect(droppedEverywhere(p, [{ name: 'eu', complete: true, dropped: false }])).toBe(false);
+    expect(droppedEverywhere(p, [{ name: 'eu', complete: false, dropped: true }])).toBe(true);
   });
 });
