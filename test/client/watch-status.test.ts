@@ -1,72 +1,20 @@
 // What watchPools() and watchRouters() tell their caller besides the pools (src/client/watch-pools.ts):
 // the status (which replica, which transport, whether the list is complete, why the last try failed, and
 // what flag fixes it), each change of it once, its regions as copies, listeners that throw, and the log
-// lines a reconnect or a fall-back to polling writes. The replica is a loopback server the test scripts,
-// so each answer is exact.
+// lines a failure or a fall-back to polling writes, against a replica the test scripts (scripted-replica.ts).
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createTcpServer, connect } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { watchPools, watchRouters, type PoolWatch, type RouterWatch, type WatchPoolsOptions, type WatchStatus } from '../../src/client/index.js';
-import { makeCertificates } from '../tls/certificates.js';
-import { listenOnFreePort, type LoopbackServer } from '../support/loopback-server.js';
+import { watchPools, watchRouters } from '../../src/client/index.js';
+import { listenOnFreePort } from '../support/loopback-server.js';
 import { captureLogs } from '../support/logs.js';
 import { eventually, waitFor } from '../support/wait.js';
-import { pool as listedPool } from '../support/listed-pool.js';
+import { makeCertificates } from '../tls/certificates.js';
+import { delay, FAILED, follow, json, notSse, POLLING, poolList, region, replica, running, serving, stopAll } from './scripted-replica.js';
 
-const pool = listedPool('p1');
-const region = (name: string) => ({ name, complete: true, dropped: false });
-const poolList = { complete: true, revision: '5-0', pools: [pool], regions: [region('eu'), region('us')] };
-
-type Handler = (req: IncomingMessage, res: ServerResponse) => void;
-const servers: LoopbackServer[] = [];
-const watches: (PoolWatch | RouterWatch)[] = [];
-afterEach(async () => {
-  await Promise.all(watches.splice(0).map((watch) => watch.close()));
-  await Promise.all(servers.splice(0).map((server) => server.stop()));
-});
-
-/** A replica whose answers `handler` gives; the handler can be swapped while the watch runs. */
-async function replica(handler: Handler) {
-  const script = { handler, asked: [] as string[] };
-  const server = await listenOnFreePort(
-    createServer((req, res) => {
-      script.asked.push(`${req.method} ${req.url}`);
-      script.handler(req, res);
-    }),
-  );
-  servers.push(server);
-  return { url: server.url, script };
-}
-
-const json = (status: number, body: unknown, headers: Record<string, string> = {}): Handler => (_req, res) => {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-};
-/** GET <path>/watch as an event stream starting with `resync` of `list` (held open); GET <path> as `list`. */
-const serving = (list: unknown): Handler => (req, res) => {
-  if (req.url?.endsWith('/watch')) {
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    res.write(`event: resync\ndata: ${JSON.stringify(list)}\n\n`);
-    return;
-  }
-  json(200, list)(req, res);
-};
-
-function follow(urls: string[], options: Partial<WatchPoolsOptions> = {}) {
-  const logs = captureLogs();
-  const statuses: WatchStatus[] = [];
-  const watch = watchPools({ servers: urls, logger: logs.logger, random: () => 0, backoff: { initialMs: 20, maxMs: 40 }, pollIntervalMs: 30, ...options });
-  watches.push(watch);
-  watch.onStatus((status) => statuses.push(status));
-  return { watch, logs, statuses, lines: (msg: string) => logs.lines.filter((line) => line.msg === msg) };
-}
-
-const FAILED = 'poolscope replica failed; trying the next';
-const POLLING = 'event stream unavailable; polling GET /pools';
-const notSse = json(200, { not: 'a stream' });
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+afterEach(stopAll);
 
 describe('the watch status', () => {
   it("names a replica's failure on the stream (no status: the stream's reply is not the list's) and clears it once one serves", async () => {
@@ -154,8 +102,8 @@ describe('the watch status', () => {
       // The first connection reaches a TLS replica whose stream is no event stream; every later one (GET
       // /pools) a replica that speaks plain HTTP at the same address.
       const tlsReplica = createHttpsServer({ cert: readFileSync(certificates.server.cert), key: readFileSync(certificates.server.key) }, notSse);
-      const tls = await listenOnFreePort(tlsReplica as unknown as import('node:http').Server);
-      servers.push(tls);
+      const tls = await listenOnFreePort(tlsReplica);
+      running.servers.push(tls);
       const plain = await replica(serving(poolList));
       let connections = 0;
       const front = await listenOnFreePort(
@@ -165,9 +113,9 @@ describe('the watch status', () => {
           socket.pipe(upstream).pipe(socket);
           socket.on('error', () => upstream.destroy());
           upstream.on('error', () => socket.destroy());
-        }) as unknown as import('node:http').Server,
+        }),
       );
-      servers.push(front);
+      running.servers.push(front);
       const https = front.url.replace('http://', 'https://');
       const { watch, statuses } = follow([https], { ca: readFileSync(certificates.ca) });
       await waitFor(() => watch.status.failure);
@@ -292,7 +240,7 @@ describe('listeners', () => {
     const { url } = await replica(serving(poolList));
     const logs = captureLogs();
     const watch = watchPools({ servers: [url], logger: logs.logger, random: () => 0 });
-    watches.push(watch);
+    running.watches.push(watch);
     const heard: string[] = [];
     watch.onChange(() => {
       throw new Error('listener bug');
@@ -319,7 +267,7 @@ describe('listeners', () => {
     const { url, script } = await replica(serving(routers));
     const logs = captureLogs();
     const watch = watchRouters({ servers: [url], logger: logs.logger, random: () => 0 });
-    watches.push(watch);
+    running.watches.push(watch);
     watch.onStatus(() => {
       throw new Error('router listener bug');
     });
@@ -336,110 +284,5 @@ describe('listeners', () => {
     await watch.ready;
     expect(watch.status.transport).toBe('disconnected');
     expect(watch.pools.size).toBe(0);
-  });
-});
-
-describe('reconnecting', () => {
-  /** A replica whose every stream the test holds: each request's Last-Event-ID, and the stream. */
-  async function held(list: unknown) {
-    const streams: { lastEventId: string | undefined; res: ServerResponse }[] = [];
-    const r = await replica((req, res) => {
-      if (req.url !== '/pools/watch') return json(200, list)(req, res);
-      streams.push({ lastEventId: req.headers['last-event-id'] as string | undefined, res });
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.flushHeaders();
-    });
-    return { ...r, streams };
-  }
-  const upsertFrame = (revision: string, model = 'm2') => `event: upsert\ndata: ${JSON.stringify({ revision, pool: { ...pool, model } })}\n\n`;
-  const resyncFrame = (list: unknown) => `event: resync\ndata: ${JSON.stringify(list)}\n\n`;
-
-  it('resumes after the last revision applied, complete as the list was; after a refused event, from scratch', async () => {
-    const { url, streams } = await held(poolList);
-    const { watch, statuses } = follow([url]);
-    await waitFor(() => streams[0]);
-    streams[0]!.res.write(resyncFrame(poolList) + upsertFrame('6-0'));
-    await waitFor(() => watch.status.revision === '6-0');
-    streams[0]!.res.end('event: closing\ndata: draining\n\n');
-    await waitFor(() => streams[1]);
-    expect(streams.map((s) => s.lastEventId)).toEqual([undefined, '6-0']);
-    streams[1]!.res.write(': resumed\n\n');
-    // Resumed: no resync comes, so the status is as the last list had it, complete.
-    await eventually(() => expect(statuses.at(-1)).toMatchObject({ transport: 'sse', complete: true, revision: '6-0' }));
-    streams[1]!.res.write('event: upsert\ndata: {"revision":\n\n');
-    await waitFor(() => streams[2]);
-    expect(streams[2]!.lastEventId).toBeUndefined();
-  });
-
-  it('is not ready on an upsert: only a list makes it ready', async () => {
-    const { url, streams } = await held(poolList);
-    const { watch } = follow([url]);
-    await waitFor(() => streams[0]);
-    streams[0]!.res.write(upsertFrame('6-0'));
-    await waitFor(() => watch.pools.size === 1);
-    const ready = await Promise.race([watch.ready.then(() => 'ready'), delay(200).then(() => 'waiting')]);
-    expect(ready).toBe('waiting');
-    streams[0]!.res.write(resyncFrame(poolList));
-    await watch.ready;
-  });
-
-  it('counts a stream that ended without ever giving a list as a failure, though it lasted', async () => {
-    const { url, streams } = await held(poolList);
-    const { watch, lines } = follow([url]);
-    await waitFor(() => streams[0]);
-    streams[0]!.res.write(upsertFrame('6-0'));
-    await waitFor(() => watch.pools.size === 1);
-    await delay(1100);
-    streams[0]!.res.end();
-    await waitFor(() => lines(FAILED).length > 0);
-    expect(lines('watch stream ended')[0]).toMatchObject({ level: 30, server: url, reason: 'the server ended the stream' });
-  });
-
-  it('on close: disconnected and incomplete, with no failure and no ended stream logged', async () => {
-    const { url, streams } = await held(poolList);
-    const { watch, lines, statuses } = follow([url]);
-    await waitFor(() => streams[0]);
-    streams[0]!.res.write(resyncFrame(poolList));
-    await watch.ready;
-    await watch.close();
-    expect(watch.status).toMatchObject({ transport: 'disconnected', complete: false, failure: undefined });
-    expect(statuses.at(-1)).toMatchObject({ transport: 'disconnected', complete: false });
-    expect(lines(FAILED)).toEqual([]);
-    expect(lines('watch stream ended')).toEqual([]);
-  });
-
-  it('on close while polling: no failure logged for the poll it cut', async () => {
-    let polls = 0;
-    const { url } = await replica((req, res) => {
-      if (req.url === '/pools/watch') return notSse(req, res);
-      // The first poll answers; the next ones hang until the watch closes.
-      if (polls++ === 0) json(200, poolList)(req, res);
-    });
-    const { watch, lines } = follow([url], { sseRetryIntervalMs: 60_000 });
-    await watch.ready;
-    await waitFor(() => polls >= 2);
-    await watch.close();
-    expect(lines(FAILED)).toEqual([]);
-    expect(watch.status.failure).toBeUndefined();
-  });
-});
-
-describe('the router watch', () => {
-  it('applies upserts and deletes of routers', async () => {
-    const router = { id: 'r1', url: 'http://127.0.0.1:9000', source: 'registration' };
-    let stream: ServerResponse | undefined;
-    const { url } = await replica((req, res) => {
-      stream = res;
-      serving({ complete: true, revision: '1-0', routers: [] })(req, res);
-    });
-    const watch = watchRouters({ servers: [url], random: () => 0 });
-    watches.push(watch);
-    await watch.ready;
-    stream!.write(`event: upsert\ndata: ${JSON.stringify({ revision: '2-0', router })}\n\n`);
-    await waitFor(() => watch.routers.size === 1);
-    expect(watch.routers.get('r1')).toStrictEqual(router);
-    stream!.write(`event: delete\ndata: ${JSON.stringify({ revision: '3-0', router: { id: 'r1' } })}\n\n`);
-    await waitFor(() => watch.status.revision === '3-0');
-    expect(watch.routers.size).toBe(0);
   });
 });

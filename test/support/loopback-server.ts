@@ -1,7 +1,7 @@
-// A node:http server a test scripts, on a free loopback port: its base URL, and a stop() that ends the
-// connections still open (keep-alive ones, streams held) before closing, so a test never waits on them.
-import type { Server } from 'node:http';
-import type { Socket } from 'node:net';
+// A server a test scripts (node:http, node:https or a bare TCP one), on a free loopback port: its base URL,
+// and a stop() that ends the connections still open (keep-alive ones, streams held) before closing, so a
+// test never waits on them.
+import type { Server, Socket } from 'node:net';
 
 export interface LoopbackServer {
   url: string;
