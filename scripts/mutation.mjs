@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // `npm run mutation [-- PART...] [--full | --merge-only] [--option=value...]`: StrykerJS over each part of
-// scripts/mutation-parts.mjs in turn (machines, contract, kube, join, relay, http-auth, http, http-document,
-// store by default; client, http-streams and routers when named, until a full run proves them), each against
-// its own unit tests, then one report of them all: reports/mutation/mutation.json and mutation.html
-// beside it. Exits 1 when a part's run fails, when the whole (every part's mutants together) scores
+// scripts/mutation-parts.mjs (machines, contract, kube, join, http-auth, http, http-document, store and
+// http-streams in turn, relay then client beside them, by default; routers when named, until a full run
+// proves it), each against its own unit tests, then one report of them all: reports/mutation/mutation.json
+// and mutation.html beside it. Exits 1 when a part's run fails, when the whole (every part's mutants together) scores
 // below THRESHOLDS.break, or when any one file scores below THRESHOLDS.file.
 //
 // Incremental mode: a developer's run reuses the results of the previous one for every mutant whose code
@@ -76,11 +76,16 @@ const outcomes = [];
 if (mergeOnly) {
   for (const name of parts) outcomes.push({ name, code: 0, seconds: 0 });
 } else {
-  // Parts marked `beside` (their tests mostly wait on real timers) run while the others run in turn, when
-  // there are others: CI's time is then about that of the others alone.
+  // Parts marked `beside` (their tests mostly wait on real timers) run one after another in a lane of their
+  // own while the others run in turn, when there are others: CI's time is then about that of the longer
+  // lane. One at a time, so the waiting parts never stack their runners on the cores the others need.
   const inTurn = parts.filter((name) => MUTATION_PARTS[name].beside !== true);
   const besideParts = inTurn.length > 0 ? parts.filter((name) => MUTATION_PARTS[name].beside === true) : [];
-  const alongside = Promise.all(besideParts.map((name) => timedRun(name, { beside: true })));
+  const alongside = (async () => {
+    const lane = [];
+    for (const name of besideParts) lane.push(await timedRun(name, { beside: true }));
+    return lane;
+  })();
   for (const name of parts.filter((part) => !besideParts.includes(part))) outcomes.push(await timedRun(name));
   outcomes.push(...(await alongside));
 }

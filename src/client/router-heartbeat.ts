@@ -98,7 +98,9 @@ class RouterHeartbeatLoop implements RouterHeartbeat {
     const signal = this.stopping.signal;
     while (!signal.aborted) {
       let accepted = false;
-      for (let tried = 0; tried < this.rotation.servers.length && !signal.aborted; tried++) {
+      // One round: replica after replica until one accepts, all have failed in a row (the rotation counts
+      // them), or the heartbeat is stopped.
+      for (;;) {
         const server = this.rotation.current;
         const failure = await this.send(server);
         // Stopped mid-request: the abort is ours, not the replica failing (no warning, no rotation).
@@ -111,7 +113,7 @@ class RouterHeartbeatLoop implements RouterHeartbeat {
         this.logger.warn({ server, reason: failure, next: this.rotation.current }, 'router heartbeat failed; trying the next replica');
         if (roundFailed) break;
       }
-      if (signal.aborted) break;
+      // Stopped: the sleep returns at once, and the loop ends.
       if (accepted) {
         this.backoff.reset();
         await sleep(this.intervalMs * (0.9 + 0.1 * this.random()), signal);

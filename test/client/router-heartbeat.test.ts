@@ -3,7 +3,7 @@
 // timeout or a reply that breaks the contract, the backoff only after a whole round failed, a refusal
 // logged once per change of what is refused, and stop(). One test against a real service in process.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startRouterHeartbeat, type RouterHeartbeat } from '../../src/client/index.js';
 import { errorBody } from '../relay/support.js';
 import { listenOnFreePort } from '../support/loopback-server.js';
@@ -29,6 +29,7 @@ interface ScriptedReplica {
 
 const stopping: { stop(): Promise<void> }[] = [];
 afterEach(async () => {
+  vi.restoreAllMocks();
   // Heartbeats first (each ends its loop), then the replicas they talk to.
   await Promise.all(stopping.splice(0).reverse().map((s) => s.stop()));
 });
@@ -94,12 +95,51 @@ describe('startRouterHeartbeat', () => {
     expect(lines('router heartbeat starting')[0]).toMatchObject({ servers: [replica.url], url: 'http://10.0.1.5:9100' });
   });
 
-  it("waits the reply's interval (less at most a tenth, jittered) between two heartbeats", async () => {
+  it.each([
+    [0, 270],
+    [0.5, 285],
+    [1, 300],
+  ])("waits the reply's interval (less at most a tenth, jittered) between two heartbeats: random %s, %s ms of 300", async (random, waitMs) => {
     const replica = await scriptedReplica(accept(300));
-    // The jitter's middle: 0.95 × 300 ms.
-    heartbeat([replica.url], { random: () => 0.5 });
+    // The wait the heartbeat asks of the timer, exactly (the transport's own timers ask for 2 s and more,
+    // the test's polls for 10 ms).
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    heartbeat([replica.url], { random: () => random });
     await waitFor(() => replica.seen.length >= 2, { message: 'a second heartbeat' });
-    expect(replica.seen[1]!.at - replica.seen[0]!.at).toBeGreaterThanOrEqual(275);
+    // Less 5 ms: a timer may fire a millisecond early, and the replica stamps each request as it ends.
+    expect(replica.seen[1]!.at - replica.seen[0]!.at).toBeGreaterThanOrEqual(waitMs - 5);
+    const waits = timers.mock.calls.map(([, ms]) => ms).filter((ms) => ms !== undefined && ms >= 100 && ms < 2000);
+    expect(waits[0]).toBeCloseTo(waitMs, 6);
+  });
+
+  it('counts any reply but a 200 as a failure, and only a 4xx as a refusal of the router', async () => {
+    const moved = await scriptedReplica(() => ({ status: 302, body: '' }));
+    const empty = await scriptedReplica(() => ({ status: 204, body: '' }));
+    const accepting = await scriptedReplica(accept());
+    const { beat, lines } = heartbeat([moved.url, empty.url, accepting.url]);
+    await beat.registered;
+    expect(lines('router heartbeat failed; trying the next replica').map((line) => [line.server, line.reason])).toEqual([
+      [moved.url, 'POST /routers: answered 302'],
+      [empty.url, 'POST /routers: answered 204'],
+    ]);
+    expect(lines('router registration refused')).toEqual([]);
+  });
+
+  it('logs an unexpected error that ends its loop, and stop() still returns', async () => {
+    const replica = await scriptedReplica(accept(20));
+    let draws = 0;
+    // The rotation's start draws once; the first jittered interval after an acceptance draws again.
+    const random = () => {
+      draws += 1;
+      if (draws > 1) throw new Error('no randomness left');
+      return 0;
+    };
+    const { beat, lines } = heartbeat([replica.url], { random });
+    await beat.registered;
+    await waitFor(() => lines('router heartbeat stopped on an unexpected error').length === 1, { message: 'the error logged' });
+    expect(lines('router heartbeat stopped on an unexpected error')[0]).toMatchObject({ level: 50, router: 'gr-1', err: { message: 'no randomness left' } });
+    await throughout(100, 20, () => expect(replica.seen).toHaveLength(1));
+    await beat.stop();
   });
 
   it('moves to the next replica at once on a 5xx, and stays on the one that accepts', async () => {
