@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `npm run mutation [-- PART...] [--full | --merge-only] [--option=value...]`: StrykerJS over each part of
 // scripts/mutation-parts.mjs (machines, contract, kube, join, http-auth, http, http-document, store and
-// http-streams in turn, relay then client beside them, by default; routers when named, until a full run
-// proves it), each against its own unit tests, then one report of them all: reports/mutation/mutation.json
+// http-streams in turn, relay, client, then routers beside them, by default; a part marked unproven only
+// when named), each against its own unit tests, then one report of them all: reports/mutation/mutation.json
 // and mutation.html beside it. Exits 1 when a part's run fails, when the whole (every part's mutants together) scores
 // below THRESHOLDS.break, or when any one file scores below THRESHOLDS.file.
 //

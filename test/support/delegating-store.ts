@@ -11,8 +11,8 @@ import {
   type SweepResult,
 } from '../../src/store/types.js';
 
-/** A store that delegates to `inner`, with hooks to fail reads the way a real store can. */
-export class DelegatingStore implements RegistrationStore {
+/** A store (of pools, or of any registration R) that delegates to `inner`, with hooks to fail reads the way a real store can. */
+export class DelegatingStore<R = Registration> implements RegistrationStore<R> {
   readonly kind;
   forgetsOnRestart: boolean;
   snapshotCalls = 0;
@@ -24,18 +24,19 @@ export class DelegatingStore implements RegistrationStore {
   failWatches: Error[] = [];
 
   constructor(
-    readonly inner: RegistrationStore,
+    /** The store delegated to; a test may replace it, as a region's Redis that lost its data. */
+    public inner: RegistrationStore<R>,
     options: { forgetsOnRestart?: boolean } = {},
   ) {
     this.kind = inner.kind;
     this.forgetsOnRestart = options.forgetsOnRestart ?? inner.forgetsOnRestart;
   }
 
-  heartbeat(registration: Registration, canonical?: string, knownVersion?: number): Promise<HeartbeatResult> {
+  heartbeat(registration: R, canonical?: string, knownVersion?: number): Promise<HeartbeatResult> {
     return this.inner.heartbeat(registration, canonical, knownVersion);
   }
 
-  async snapshot(): Promise<StoreSnapshot> {
+  async snapshot(): Promise<StoreSnapshot<R>> {
     this.snapshotCalls += 1;
     this.snapshotTimes.push(performance.now());
     const failure = this.failSnapshots.shift();
@@ -43,7 +44,7 @@ export class DelegatingStore implements RegistrationStore {
     return this.inner.snapshot();
   }
 
-  watch(position: string, signal: AbortSignal): AsyncIterable<LeaseEvent> {
+  watch(position: string, signal: AbortSignal): AsyncIterable<LeaseEvent<R>> {
     const failure = this.failWatches.shift();
     if (failure) {
       return {
@@ -60,7 +61,7 @@ export class DelegatingStore implements RegistrationStore {
 
   private readonly breakers = new Set<(error: Error) => void>();
 
-  private async *breakable(events: AsyncIterable<LeaseEvent>): AsyncGenerator<LeaseEvent> {
+  private async *breakable(events: AsyncIterable<LeaseEvent<R>>): AsyncGenerator<LeaseEvent<R>> {
     const iterator = events[Symbol.asyncIterator]();
     let fail!: (error: Error) => void;
     const broken = new Promise<never>((_, reject) => {
