@@ -118,16 +118,18 @@ export const MUTATION_PARTS = {
   },
   // The routers' join and schemas. The first full run: 29.76 % of 289 (router-join.ts 29.7 %), its tests
   // reaching the join only through services. With a test of the join on its own (test/routers/router-join
-  // .test.ts: who lists a router, its lease regions, completeness, a region held, dropped and refilled,
+  // *.test.ts: who lists a router, its lease regions, completeness, a region held, dropped and refilled,
   // stale due lapses, unreadable entries) and of the schemas' rules: 94.46 % of 289 in 5 minutes on two
   // runners; with its equivalent mutants marked (and a check that only served the type dropped), 99.63 %
   // of 267 in 4.7 minutes: contract/router.ts 100 %, router-join.ts 99.6 % (the one left: `<` of two
-  // region names made `<=`, equivalent, the names being one Map's keys).
+  // region names made `<=`, equivalent, the names being one Map's keys). In CI one more survived by
+  // chance: a followed region's backoff (0.25 s doubling to 1 s) made the store's (to 2 s), which only the
+  // fourth retry tells apart; the retry test now waits for it: 99.63 % again, in 5.8 minutes.
   // Its tests wait on leases, holds and refills, so it is third in the lane beside the parts in turn.
   routers: {
     beside: true,
     mutate: ['src/join/router-join.ts', 'src/contract/router.ts'],
-    tests: ['test/routers/router-join.test.ts', 'test/routers/routes.test.ts', 'test/routers/static-flags.test.ts', 'test/contract/**/*.test.ts'],
+    tests: ['test/routers/router-join*.test.ts', 'test/routers/routes.test.ts', 'test/routers/static-flags.test.ts', 'test/contract/**/*.test.ts'],
     timeoutMS: 5000,
     concurrency: 2,
   },
