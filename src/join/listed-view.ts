@@ -144,9 +144,9 @@ export interface ListBody {
  */
 export class ListedView<Item = ListedPool, L extends ViewListBase = PoolList, E extends ViewEventBase = WatchEvent> {
   /**
-   * Each item with a digest of its JSON that tells a real change from a repeat, and the JSON's length in
-   * bytes (a body is written into a buffer of its exact size): not the JSON itself, which for
-   * registrations near the size limit would hold a second copy of every pool (docs/operations.md "Sizing").
+   * Each item with its JSON's length in bytes (a body is written into a buffer of its exact size): not
+   * the JSON itself, which for registrations near the size limit would hold a second copy of every pool
+   * (docs/operations.md "Sizing"), nor a digest of it (a repeat is told by serializing the item before).
    */
   private readonly pools = new Map<PoolKey, ListEntry<Item>>();
   /**
@@ -239,9 +239,13 @@ export class ListedView<Item = ListedPool, L extends ViewListBase = PoolList, E 
       return;
     }
     const json = JSON.stringify(pool);
-    const digest = createHash('sha256').update(json).digest('base64url');
-    if (current?.digest === digest) return;
-    const entry: ListEntry<Item> = { key, pool, digest, bytes: Buffer.byteLength(json) };
+    const bytes = Buffer.byteLength(json);
+    // A repeat (a relist, a registration whose listed form did not change) publishes nothing. The item
+    // before is serialized again only when the lengths match: a new item, or a change of length, costs
+    // one serialization, and nothing but the length is kept per item (no digest, no JSON).
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, a shortcut: items of different lengths differ in JSON too
+    if (current !== undefined && current.bytes === bytes && JSON.stringify(current.pool) === json) return;
+    const entry: ListEntry<Item> = { key, pool, bytes };
     this.pools.set(key, entry);
     if (this.order) {
       if (current) this.order[indexOf(this.order, key)] = entry;

@@ -200,22 +200,10 @@ export class StoreFeed<R = Registration> {
       const endRound = () => round.abort();
       signal.addEventListener('abort', endRound, { once: true });
       try {
-        const started = performance.now();
-        const snapshot = await store.snapshot();
-        if (signal.aborted) return;
-        const read = performance.now();
-        this.noteRead();
-        // Applied in batches (a large store yields the event loop meanwhile): readable only once all of it is.
-        await sink.snapshot(snapshot, ++this.receipts);
-        if (signal.aborted) return;
-        this.failing = false;
-        sink.status(true);
-        logger.info(
-          { leases: snapshot.records.length, read_ms: Math.round(read - started), apply_ms: Math.round(performance.now() - read) },
-          'store snapshot applied',
-        );
+        const from = await this.readSnapshot(signal);
+        if (from === undefined) return;
         this.backoff.reset();
-        for await (const event of store.watch(snapshot.position, round.signal, snapshot.epoch)) {
+        for await (const event of store.watch(from.position, round.signal, from.epoch)) {
           this.noteRead();
           sink.event(event, ++this.receipts);
         }
@@ -240,6 +228,31 @@ export class StoreFeed<R = Registration> {
         signal.removeEventListener('abort', endRound);
       }
     }
+  }
+
+  /**
+   * Reads a snapshot and applies it; returns where the log is followed from (undefined once stopped). A
+   * function of its own so that nothing of the snapshot outlives its apply: a local of follow() would be
+   * held by its suspended frame for the whole watch, every record of the store (13 MB at 100,000 pools)
+   * beside the view built from them.
+   */
+  private async readSnapshot(signal: AbortSignal): Promise<Pick<StoreSnapshot<R>, 'position' | 'epoch'> | undefined> {
+    const { store, sink, logger } = this.options;
+    const started = performance.now();
+    const snapshot = await store.snapshot();
+    if (signal.aborted) return undefined;
+    const read = performance.now();
+    this.noteRead();
+    // Applied in batches (a large store yields the event loop meanwhile): readable only once all of it is.
+    await sink.snapshot(snapshot, ++this.receipts);
+    if (signal.aborted) return undefined;
+    this.failing = false;
+    sink.status(true);
+    logger.info(
+      { leases: snapshot.records.length, read_ms: Math.round(read - started), apply_ms: Math.round(performance.now() - read) },
+      'store snapshot applied',
+    );
+    return { position: snapshot.position, epoch: snapshot.epoch };
   }
 
   /** The backoff, cut short when the store answers a command again (a heartbeat, a sweep). */

@@ -18,7 +18,7 @@ const name = (i: number) => `p-${String(i).padStart(5, '0')}`;
 
 function entry(p: ListedPool): ListEntry<ListedPool> {
   const json = JSON.stringify(p);
-  return { key: `c1/llm/${p.name}`, pool: p, digest: '', bytes: Buffer.byteLength(json) };
+  return { key: `c1/llm/${p.name}`, pool: p, bytes: Buffer.byteLength(json) };
 }
 
 /** A view of `n` pools (not in key order), written a few entries per slice. */

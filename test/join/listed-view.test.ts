@@ -59,6 +59,19 @@ describe('ListedView', () => {
     expect(view.revision).toBe(revision);
   });
 
+  it('publishes a change that keeps the JSON its length, in the event and the body', () => {
+    const { view, events } = watchedView();
+    const a = pool('a', { frontends: ['http://10.0.0.1:8000'] });
+    const moved = { ...a, frontends: ['http://10.0.0.2:8000'] };
+    expect(JSON.stringify(moved)).toHaveLength(JSON.stringify(a).length);
+    view.update(keyOf(a), a);
+    view.body();
+    view.update(keyOf(a), moved);
+    expect(events.map((e) => e.kind)).toEqual(['upsert', 'upsert']);
+    expect(events[1]).toMatchObject({ kind: 'upsert', data: { pool: { frontends: ['http://10.0.0.2:8000'] } } });
+    expect(parseBody(view.body()).pools[0].frontends).toEqual(['http://10.0.0.2:8000']);
+  });
+
   it('a batch publishes exactly one resync and no per-pool events', () => {
     const { view, events } = watchedView();
     const [a, b, c] = [pool('a'), pool('b'), pool('c')];

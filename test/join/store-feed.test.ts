@@ -1,5 +1,7 @@
 // The store feed: snapshot, then the change log; after a failed read, status false with the reason and a
 // growing backoff, then status true again; a log that no longer reaches back means a new snapshot at once.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StoreFeed } from '../../src/join/store-feed.js';
 import { createMemoryStore } from '../../src/store/memory.js';
@@ -47,6 +49,10 @@ function startFeed(options: { leaseMs?: number; backoff?: BackoffOptions; sweepI
 
 const unavailable = () => new StoreUnavailableError('command timed out after 1000 ms');
 
+/** A full collection, asked of V8 (the flag exposes `gc` to contexts made after it). */
+setFlagsFromString('--expose_gc');
+const collectGarbage = runInNewContext('gc') as () => void;
+
 describe('StoreFeed', () => {
   it('reads a snapshot, reports readable, then follows the change log', async () => {
     const { feed, store, snapshots, events, statuses } = startFeed();
@@ -59,6 +65,35 @@ describe('StoreFeed', () => {
     await store.heartbeat(registration({ name: 'after' }));
     await eventually(() => expect(events).toHaveLength(1));
     expect(events[0]).toMatchObject({ type: 'upsert', record: { registration: { name: 'after' } } });
+  });
+
+  it('holds nothing of a snapshot once it is applied, while it follows the log', async () => {
+    const store = new DelegatingStore(createMemoryStore({ leaseMs: 60_000 }));
+    stores.push(store);
+    await store.heartbeat(registration({ name: 'read' }));
+    let applied: WeakRef<StoreSnapshot> | undefined;
+    const events: LeaseEvent[] = [];
+    const feed = new StoreFeed({
+      store,
+      sweep: () => store.sweep(),
+      logger: captureLogs('debug').logger,
+      sweepIntervalMs: 10_000,
+      sink: {
+        // The sink keeps what it needs of the records (the join: its pools), never the snapshot itself.
+        snapshot: (snapshot) => void (applied = new WeakRef(snapshot)),
+        event: (event) => events.push(event),
+        status: () => {},
+      },
+    });
+    feeds.push(feed);
+    feed.start();
+    await store.heartbeat(registration({ name: 'followed' }));
+    await eventually(() => expect(events).toHaveLength(1));
+    // A WeakRef's target lives to the end of the job that made or read it: collect in a later one.
+    await eventually(() => {
+      collectGarbage();
+      expect(applied!.deref()).toBeUndefined();
+    });
   });
 
   it('sweeps due leases, so lapses reach the log', async () => {
