@@ -8,8 +8,9 @@
 import type { PoolKey } from '../contract/index.js';
 
 /**
- * One listed item (a pool, a router): its key, its value, and its JSON's length in UTF-8 bytes. The JSON itself is not kept: for registrations near the size limit it would be a second copy
- * of every pool (docs/operations.md "Sizing"); it is written again, a pool at a time, into each body.
+ * One listed item (a pool, a router): its key, its value, and its JSON's length in UTF-8 bytes. The JSON
+ * itself is not kept: for registrations near the size limit it would be a second copy of every pool
+ * (docs/operations.md "Sizing"); it is written again, a pool at a time, into each body.
  */
 export interface ListEntry<Item = unknown> {
   readonly key: PoolKey;

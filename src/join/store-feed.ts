@@ -233,8 +233,8 @@ export class StoreFeed<R = Registration> {
   /**
    * Reads a snapshot and applies it; returns where the log is followed from (undefined once stopped). A
    * function of its own so that nothing of the snapshot outlives its apply: a local of follow() would be
-   * held by its suspended frame for the whole watch, every record of the store (13 MB at 100,000 pools)
-   * beside the view built from them.
+   * held by its suspended frame for the whole watch, every record of the store (20 MB of live heap at
+   * 100,000 pools) beside the view built from them.
    */
   private async readSnapshot(signal: AbortSignal): Promise<Pick<StoreSnapshot<R>, 'position' | 'epoch'> | undefined> {
     const { store, sink, logger } = this.options;
