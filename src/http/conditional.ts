@@ -1,7 +1,7 @@
 // What a GET /pools request asks of its reply (docs/contract.md §5): which content coding it accepts
 // (Accept-Encoding, RFC 9110 §12.5.3) and whether the copy it holds is still current (If-None-Match,
 // RFC 9110 §13.1.2). Pure functions of the header values.
-import type { ContentCoding } from '../join/listed-view.js';
+import type { ContentCoding } from '../join/list-bodies.js';
 
 /** The codings the server offers, best first when the client likes them equally (br is the smaller). */
 const OFFERED: readonly Exclude<ContentCoding, 'identity'>[] = ['br', 'gzip'];

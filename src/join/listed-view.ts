@@ -2,24 +2,14 @@
 // change, completeness (with regions: each region's entry), and the change stream published to
 // watchers (docs/contract.md §5, §7).
 //
-// The list body is serialized once per revision (and model filter) and reused: GET /pools is hot and
-// serializing a large list dominates its cost (docs/design.md "Dependencies"). Each pool's JSON length is
-// kept from its change, and the pools are kept sorted change by change, so a body is the pools' JSON written
-// in order into one buffer of its exact size, in slices of a few milliseconds with a turn of the event loop between them
-// (list-body.ts): at 100,000 pools nothing else waits for the whole 35 MB. A request that comes while a
-// body is being written gets that body (its revision, whole), even when a change came meanwhile; only
-// when none is being written does it start the body of the current revision (docs/contract.md §5
-// "Which revision a reply holds"). Beside it, its gzip and
-// br encodings, each compressed once (off the event loop, in zlib's thread pool) by the first request that
-// asks for it, and an entity tag per encoding, so an unchanged list is answered 304 (docs/contract.md §5).
-// Filters cannot thrash that cache (docs/contract.md §8): the unfiltered body has a place of its own, the
-// filtered ones share FILTERED_BODIES places, least recently used first out, and a filter reads only the
-// pools of its model (an index by model), so a flood of made-up filters costs each one small serialization.
+// Each pool's JSON length is kept from its change, and the pools are kept sorted change by change, so a
+// GET /pools body is the pools' JSON written in order into one buffer of its exact size (list-body.ts),
+// once per revision and filter (list-bodies.ts). A filter reads only the pools of its model (an index by
+// model), so a flood of made-up filters costs each one small serialization (docs/contract.md §8).
 import { createHash, randomInt } from 'node:crypto';
-import { promisify } from 'node:util';
-import { brotliCompress, constants as zlib, gzip } from 'node:zlib';
 import type { ListedPool, PoolKey, PoolList, RegionStatus, WatchEvent } from '../contract/index.js';
-import { drive, driveNow, indexOf, insertAt, SLICE_MS, writeListBody, type ListEntry } from './list-body.js';
+import { ListBodies, type BodyOfRevision, type ContentCoding, type Compressor, type EncodedBody } from './list-bodies.js';
+import { indexOf, insertAt, SLICE_MS, writeListBody, type ListEntry } from './list-body.js';
 
 export interface Completeness {
   complete: boolean;
@@ -69,35 +59,6 @@ export const POOL_SHAPE: ViewShape<ListedPool, PoolList, WatchEvent> = {
 /** Stands for the items in a list's skeleton (serialize): no item's JSON is this string. */
 const ITEMS_MARK = '\u0000items\u0000';
 
-/** The content codings the GET /pools body is sent in. */
-export type ContentCoding = 'identity' | 'gzip' | 'br';
-export type Compressor = (coding: Exclude<ContentCoding, 'identity'>, bytes: Uint8Array) => Promise<Uint8Array<ArrayBuffer>>;
-
-/** gzip at zlib's default level, br at quality 4: each about 5.5 % of a 100,000-pool body, in ~0.15 s and ~0.4 s (docs/design.md "Dependencies"). */
-export const GZIP_LEVEL = 6;
-/**
- * Filtered bodies kept per revision. Each pool has one model, so the model filters' bodies together are
- * at most the size of the unfiltered one, however many are kept.
- */
-export const FILTERED_BODIES = 64;
-export const BROTLI_QUALITY = 4;
-
-const gzipAsync = promisify(gzip);
-const brotliAsync = promisify(brotliCompress);
-
-/** zlib's asynchronous API: the work runs in libuv's thread pool, never on the event loop. */
-export const compressBody: Compressor = (coding, bytes) =>
-  coding === 'gzip'
-    ? // Stryker disable next-line ObjectLiteral: level 6 is zlib's default, so no options compress alike
-      gzipAsync(bytes, { level: GZIP_LEVEL })
-    : brotliAsync(bytes, { params: { [zlib.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } });
-
-/** One encoding of the GET /pools body and the entity tag of exactly those bytes (quoted, strong). */
-export interface EncodedBody {
-  etag: string;
-  bytes: Promise<Uint8Array<ArrayBuffer>>;
-}
-
 export interface ListedViewOptions {
   /**
    * Prefix of revisions (default: the start time in ms followed by six random digits, so revisions grow
@@ -114,28 +75,9 @@ export interface ShapedViewOptions<Item, L extends ViewListBase, E extends ViewE
   shape: ViewShape<Item, L, E>;
 }
 
-/** A body of one revision and filter: its tag, its bytes once serialized, its compressions once started. */
-interface CachedBody {
-  /** Unquoted: the revision and a digest of the filter and completeness, which with it decide the bytes. */
-  tag: string;
-  /** The sequence number of its revision. */
-  seq: number;
-  /** Where it is cached: '' unfiltered, `m:<model>` filtered. */
-  cacheKey: string;
-  model: string | undefined;
-  identity?: Uint8Array<ArrayBuffer>;
-  /** While its bytes are being written over several turns. */
-  writing?: Promise<Uint8Array<ArrayBuffer>>;
-  compressed: Partial<Record<Exclude<ContentCoding, 'identity'>, Promise<Uint8Array<ArrayBuffer>>>>;
-}
-
 /** The unfiltered GET /pools body being written or written, and the sequence number of its revision. */
-export interface ListBody {
-  seq: number;
+export interface ListBody extends BodyOfRevision {
   revision: string;
-  /** The bytes when they are written already (then the same as `bytes` resolves to). */
-  ready: Uint8Array<ArrayBuffer> | undefined;
-  bytes: Promise<Uint8Array<ArrayBuffer>>;
 }
 
 /**
@@ -154,31 +96,23 @@ export class ListedView<Item = ListedPool, L extends ViewListBase = PoolList, E 
    * after items were added inside a batch (a relist), until the next body or list sorts them once.
    */
   private order: ListEntry<Item>[] | undefined = [];
-  /** Bodies still being written, by cache key: served until they are done, even after a change. */
-  private readonly writing = new Map<string, CachedBody>();
   /** The keys of the items of each filter value (a pool's model): what a filter reads. */
   private readonly byModel = new Map<string, Set<PoolKey>>();
   private readonly listeners = new Set<ViewListener<E>>();
   private readonly shape: ViewShape<Item, L, E>;
   private readonly epoch: string;
-  private readonly compress: Compressor;
   private readonly sliceMs: number;
-  private compressionCount = 0;
-  private serializationCount = 0;
+  private readonly bodies: ListBodies;
   private seq = 0;
   private completeness: Completeness = { complete: false, reasons: ['starting'] };
   private batchDepth = 0;
   private batchDirty = false;
-  /** The unfiltered body of this revision: no filter ever takes its place. */
-  private unfiltered: CachedBody | undefined;
-  /** Filtered bodies of this revision by filter, in the order of their last use (the first is evicted first). */
-  private readonly filtered = new Map<string, CachedBody>();
 
   constructor(options: ListedViewOptions | ShapedViewOptions<Item, L, E> = {}) {
     this.shape = 'shape' in options ? options.shape : (POOL_SHAPE as unknown as ViewShape<Item, L, E>);
     this.epoch = options.epoch !== undefined ? String(options.epoch) : `${Date.now()}${String(randomInt(1_000_000)).padStart(6, '0')}`;
-    this.compress = options.compress ?? compressBody;
     this.sliceMs = options.sliceMs ?? SLICE_MS;
+    this.bodies = new ListBodies({ tagOf: (cacheKey) => this.tagOf(cacheKey), writer: (model) => this.writer(model) }, options.compress);
   }
 
   get revision(): string {
@@ -200,12 +134,12 @@ export class ListedView<Item = ListedPool, L extends ViewListBase = PoolList, E 
 
   /** Bodies compressed so far (each revision, filter and coding at most once). */
   get compressions(): number {
-    return this.compressionCount;
+    return this.bodies.compressions;
   }
 
   /** Bodies serialized so far (each revision and cached filter at most once). */
   get serializations(): number {
-    return this.serializationCount;
+    return this.bodies.serializations;
   }
 
   get complete(): boolean {
@@ -321,7 +255,7 @@ export class ListedView<Item = ListedPool, L extends ViewListBase = PoolList, E 
       JSON.stringify(next.regions) === JSON.stringify(before.regions);
     if (same) return;
     this.completeness = { complete: next.complete, reasons: [...next.reasons], ...(next.regions ? { regions: next.regions } : {}) };
-    this.forgetBodies();
+    this.bodies.forget();
     if (next.complete !== before.complete || regionsShape(next.regions) !== regionsShape(before.regions)) {
       this.bump();
       this.publish(this.resyncEvent());
@@ -346,12 +280,7 @@ export class ListedView<Item = ListedPool, L extends ViewListBase = PoolList, E 
    * tests, small views); the server's replies use `encoded`, which never writes a whole large list in one turn.
    */
   body(model?: string): Uint8Array<ArrayBuffer> {
-    const entry = this.cached(model);
-    if (entry.identity === undefined) {
-      this.serializationCount += 1;
-      entry.identity = driveNow(this.writer(entry));
-    }
-    return entry.identity;
+    return this.bodies.body(model);
   }
 
   /**
@@ -359,114 +288,48 @@ export class ListedView<Item = ListedPool, L extends ViewListBase = PoolList, E 
    * bytes. Costs no serialization, so a conditional request that matches never builds the body.
    */
   etag(model: string | undefined, coding: ContentCoding): string {
-    return tagOf(this.serving(model), coding);
+    return this.bodies.etag(model, coding);
   }
 
   /**
-   * The body in `coding` and its tag: the current revision's, or, while an earlier revision's body is
-   * still being written and the current one is not started, that earlier one (docs/contract.md §5). The
-   * compressed bytes are made once per body, by the first caller, and shared by every later one
-   * (concurrent callers wait for the same compression).
+   * The body in `coding` and its tag: the current revision's, or one still being written
+   * (docs/contract.md §5 "Which revision a reply holds"), each coding compressed once (list-bodies.ts).
    */
   encoded(model: string | undefined, coding: ContentCoding): EncodedBody {
-    const entry = this.serving(model);
-    const identity = this.identityOf(entry);
-    if (coding === 'identity') return { etag: tagOf(entry, coding), bytes: identity };
-    let bytes = entry.compressed[coding];
-    if (bytes === undefined) {
-      this.compressionCount += 1;
-      // Compressed at once when the bytes are there (zlib's thread pool), else once they are written.
-      const plain = entry.identity;
-      bytes = plain !== undefined ? this.compress(coding, plain) : identity.then((written) => this.compress(coding, written));
-      entry.compressed[coding] = bytes;
-      // A failed compression is not kept: the next request tries again.
-      bytes.catch(() => delete entry.compressed[coding]);
-    }
-    return { etag: tagOf(entry, coding), bytes };
+    return this.bodies.encoded(model, coding);
   }
 
   /** The unfiltered body `encoded` would answer now, and its revision (a watch stream's first resync). */
   listBody(): ListBody {
-    const entry = this.serving(undefined);
-    const bytes = this.identityOf(entry);
-    return { seq: entry.seq, revision: `${this.epoch}-${entry.seq}`, ready: entry.identity, bytes };
+    return this.withRevision(this.bodies.served());
   }
 
   /** The unfiltered body of the current revision, started now if it is not (a `resync` event's data). */
   currentBody(): ListBody {
-    const entry = this.cached(undefined);
-    const bytes = this.identityOf(entry);
-    return { seq: entry.seq, revision: `${this.epoch}-${entry.seq}`, ready: entry.identity, bytes };
+    return this.withRevision(this.bodies.current());
   }
 
-  /** The body to answer with: the current one once started, else one still being written, else the current one. */
-  private serving(model: string | undefined): CachedBody {
-    const current = this.cached(model);
-    if (current.identity !== undefined || current.writing !== undefined) return current;
-    return this.writing.get(current.cacheKey) ?? current;
+  private withRevision(body: BodyOfRevision): ListBody {
+    return { ...body, revision: `${this.epoch}-${body.seq}` };
   }
 
-  /**
-   * The body's bytes: written already, being written, or written from now on: the first slice at once
-   * (a list that fits in one slice is written in this turn, as it always was), the rest a slice per turn.
-   */
-  private identityOf(entry: CachedBody): Promise<Uint8Array<ArrayBuffer>> {
-    if (entry.identity !== undefined) return Promise.resolve(entry.identity);
-    if (entry.writing === undefined) {
-      this.serializationCount += 1;
-      const writer = this.writer(entry);
-      const first = writer.next();
-      if (first.done) {
-        entry.identity = first.value;
-        return Promise.resolve(first.value);
-      }
-      this.writing.set(entry.cacheKey, entry);
-      entry.writing = drive(writer).then((bytes) => {
-        entry.identity ??= bytes;
-        entry.writing = undefined;
-        if (this.writing.get(entry.cacheKey) === entry) this.writing.delete(entry.cacheKey);
-        return entry.identity;
-      });
-    }
-    return entry.writing;
-  }
-
-  /** The writer of `entry`'s bytes, on the list as it is now (its revision's). */
-  private writer(entry: CachedBody) {
+  /** The writer of a body (of one model) on the list as it is now (its revision's). */
+  private writer(model: string | undefined) {
     const { complete, regions } = this.completeness;
     // The list's own shape around one marker item gives the bytes before and after the items, in list()'s key order.
     const skeleton = JSON.stringify(this.shape.list({ complete, revision: this.revision, ...(regions ? { regions } : {}) }, [ITEMS_MARK as Item]));
     const [head, tail] = skeleton.split(JSON.stringify(ITEMS_MARK)) as [string, string];
-    return writeListBody(head, this.entries(entry.model), tail, this.sliceMs);
+    return writeListBody(head, this.entries(model), tail, this.sliceMs);
   }
 
-  private cached(model: string | undefined): CachedBody {
-    if (model === undefined) return (this.unfiltered ??= this.newEntry('', model));
-    const cacheKey = `m:${model}`;
-    let entry = this.filtered.get(cacheKey);
-    if (entry === undefined) {
-      entry = this.newEntry(cacheKey, model);
-      if (this.filtered.size >= FILTERED_BODIES) this.filtered.delete(this.filtered.keys().next().value!);
-    } else {
-      // Used again: to the end of the order, last to be evicted.
-      this.filtered.delete(cacheKey);
-    }
-    this.filtered.set(cacheKey, entry);
-    return entry;
-  }
-
-  private newEntry(cacheKey: string, model: string | undefined): CachedBody {
+  /** The current revision's tag of the body at `cacheKey`: the revision and a digest of what else decides its bytes. */
+  private tagOf(cacheKey: string): { tag: string; seq: number } {
     const { complete, regions } = this.completeness;
     const digest = createHash('sha256')
       .update(JSON.stringify([cacheKey, complete, regions ?? null]))
       .digest('base64url')
       .slice(0, 16);
-    return { tag: `${this.revision}.${digest}`, seq: this.seq, cacheKey, model, compressed: {} };
-  }
-
-  private forgetBodies(): void {
-    this.unfiltered = undefined;
-    this.filtered.clear();
+    return { tag: `${this.revision}.${digest}`, seq: this.seq };
   }
 
   private unindex(key: PoolKey, model: string): void {
@@ -496,17 +359,12 @@ export class ListedView<Item = ListedPool, L extends ViewListBase = PoolList, E 
 
   private bump(): void {
     this.seq += 1;
-    this.forgetBodies();
+    this.bodies.forget();
   }
 
   private publish(event: E): void {
     for (const listener of this.listeners) listener(event);
   }
-}
-
-/** A strong tag per coding: each coding's bytes differ, so each has its own tag. */
-function tagOf(entry: CachedBody, coding: ContentCoding): string {
-  return coding === 'identity' ? `"${entry.tag}"` : `"${entry.tag}+${coding}"`;
 }
 
 /** What of the regions' entries a watcher must hear of at once: which are complete, which dropped. */

@@ -5,7 +5,8 @@ import { promisify } from 'node:util';
 import { brotliCompressSync, brotliDecompress, constants, gunzip, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { poolKey } from '../../src/contract/index.js';
-import { BROTLI_QUALITY, compressBody, FILTERED_BODIES, GZIP_LEVEL, ListedView, type Compressor } from '../../src/join/listed-view.js';
+import { BROTLI_QUALITY, compressBody, FILTERED_BODIES, GZIP_LEVEL, type Compressor } from '../../src/join/list-bodies.js';
+import { ListedView } from '../../src/join/listed-view.js';
 import { pool } from '../support/listed-pool.js';
 
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
