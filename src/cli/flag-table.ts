@@ -2,17 +2,13 @@
 // the rule each value must meet. The parser (flags.ts), `--help` (help.ts) and README's table
 // (flag-docs.ts) all read this one table; each flag's environment name is POOLSCOPE_SERVE_<FLAG>
 // (env-names.ts), `--log-level` the shared POOLSCOPE_LOG_LEVEL.
-import { readFileSync } from 'node:fs';
-import { isIPv6 } from 'node:net';
 import { MAX_TIMER_MS, parseStaticRouter, POOL_DISCOVERIES, redisPrefixProblem, regionNameSchema, type PoolDiscovery } from '../contract/index.js';
-import { readCertificateScopesText } from '../http/certificate-scopes.js';
-import { readTokenFileText } from '../http/tokens.js';
 import { DEFAULT_CONFIG, type RegistrationStorage, type ServeConfig } from '../service/config.js';
 import { parseRedisUrl, RedisUrlError } from '../store/redis/url.js';
 import { quote, type FlagDef } from './flag-parser.js';
 import { logLevelFlag } from './log-level.js';
+import { checkContent, checkServiceSuffix, formatListen, formatSecs, isOneOf, mustBeOneOf, parseListen, parseSecsAsMs, type FileContent } from './flag-values.js';
 import { checkReadableFile, readRegionsFile } from './regions-file.js';
-import { readCertificateFile, readPrivateKeyFile } from './tls-files.js';
 
 export { checkReadableFile, quote };
 
@@ -321,53 +317,6 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
   pathFlag('read-token-file', 'readTokenFile', 'bearer tokens for every route but POST /pools, /healthz and /readyz, one a line, the same rules; needs --auth-token-file', 'read-tokens'),
 ];
 
-function parseListen(value: string): { host: string; port: number } | string {
-  const bracketed = /^\[([^\]]*)\]:([^:]*)$/.exec(value);
-  const plain = /^([^:[\]]+):([^:]*)$/.exec(value);
-  const match = bracketed ?? plain;
-  if (match === null) {
-    if (value.split(':').length > 2) return `an IPv6 host goes in brackets, e.g. [::1]:8080 (got ${quote(value)})`;
-    return `must be HOST:PORT, e.g. 0.0.0.0:8080 or [::1]:8080 (got ${quote(value)})`;
-  }
-  const host = match[1]!;
-  const portText = match[2]!;
-  if (bracketed !== null && !isIPv6(host)) return `${quote(`[${host}]`)} is not an IPv6 address`;
-  if (/\s/.test(host)) return 'host must not contain whitespace';
-  if (!/^\d{1,5}$/.test(portText) || Number(portText) < 1 || Number(portText) > 65535) {
-    return `port must be an integer from 1 to 65535 (got ${quote(portText)})`;
-  }
-  return { host, port: Number(portText) };
-}
-
-function formatListen(listen: { host: string; port: number }): string {
-  return isIPv6(listen.host) ? `[${listen.host}]:${listen.port}` : `${listen.host}:${listen.port}`;
-}
-
-/** Seconds with at most three decimals (so tests can use 0.5), as a whole number of milliseconds. */
-export function parseSecsAsMs(value: string): number | string {
-  const match = /^(\d+)(?:\.(\d{1,3}))?$/.exec(value);
-  if (match === null) return `must be a number of seconds with at most 3 decimals, e.g. 15 or 0.5 (got ${quote(value)})`;
-  return Number(match[1]) * 1000 + Number((match[2] ?? '').padEnd(3, '0'));
-}
-
-export function formatSecs(ms: number): string {
-  return String(ms / 1000);
-}
-
-function checkServiceSuffix(value: string): string | undefined {
-  // The suffix ends a Service name (a DNS label), so it may hold only what such a name may hold.
-  if (!/^[a-z0-9-]+$/.test(value)) return `must hold only lowercase letters, digits and '-' (got ${quote(value)})`;
-  return undefined;
-}
-
-function isOneOf<T extends string>(value: string, allowed: readonly T[]): value is T {
-  return (allowed as readonly string[]).includes(value);
-}
-
-function mustBeOneOf(allowed: readonly string[], value: string): string {
-  return `must be one of ${allowed.join(', ')} (got ${quote(value)})`;
-}
-
 /** A positive whole number of the general group (a limit). */
 function countFlag(name: string, field: 'maxConnections' | 'maxWatchers' | 'watchMaxBacklogBytes', summary: string): FlagSpec {
   return {
@@ -410,23 +359,4 @@ function pathFlag(
       return broken;
     },
   };
-}
-
-/** What a TLS/auth file must hold to be used. */
-type FileContent = 'write-tokens' | 'read-tokens' | 'certificate' | 'key' | 'subject-scopes';
-
-function checkContent(path: string, holds: FileContent): string | undefined {
-  if (holds === 'certificate') {
-    const file = readCertificateFile(path);
-    return typeof file === 'string' ? file : undefined;
-  }
-  if (holds === 'key') {
-    const file = readPrivateKeyFile(path);
-    return typeof file === 'string' ? file : undefined;
-  }
-  const unreadable = checkReadableFile(path);
-  if (unreadable !== undefined) return unreadable;
-  const text = readFileSync(path, 'utf8');
-  const content = holds === 'subject-scopes' ? readCertificateScopesText(text) : readTokenFileText(text, { scopes: holds === 'write-tokens' });
-  return content.ok ? undefined : `${quote(path)} ${content.problem}`;
 }

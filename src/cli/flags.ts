@@ -3,7 +3,8 @@
 // between flags, into a ServeConfig.
 import { DEFAULT_CONFIG, type ServeConfig } from '../service/config.js';
 import { parseFlags, refuse, type Refusal } from './flag-parser.js';
-import { SERVE_FLAGS, formatSecs, quote, type FlagSpec } from './flag-table.js';
+import { SERVE_FLAGS, quote, type FlagSpec } from './flag-table.js';
+import { formatSecs } from './flag-values.js';
 import { isKeyOf, readCertificateFile, readPrivateKeyFile } from './tls-files.js';
 
 export type ServeFlagsResult = { ok: true; config: ServeConfig } | Refusal;

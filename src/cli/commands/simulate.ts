@@ -1,7 +1,7 @@
 // `poolscope simulate --pools N`: N simulated PoolRelays with churn (simulation.ts), until SIGTERM/SIGINT.
 import { refuseUsage, reportIgnoredEnv, type Command } from '../command.js';
 import { parseFlags, wantsHelp, type FlagDef, type Refusal } from '../flag-parser.js';
-import { parseSecsAsMs } from '../flag-table.js';
+import { parseSecsAsMs } from '../flag-values.js';
 import { commandHelpText } from '../help.js';
 import { DEFAULT_LOG_LEVEL, logLevelFlag, type LogLevel } from '../log-level.js';
 import { checkClientFlags, clientDefaults, clientFlags, fallbackServersFlag, followTokenFile, transportOptions, type FallbackDraft } from './client-flags.js';
