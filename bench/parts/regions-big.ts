@@ -116,7 +116,7 @@ export async function measureBigFollow(pools: number, logger: PartContext['logge
         targetText: `≤ transfer time (${round(transferMs / 1000)} s) + 2 s`,
       }),
       informational({ id: 'regions.big_transfer', label: 'transfer time of the registrations at that rate', value: round(transferMs), unit: 'ms' }),
-      informational({ id: 'regions.big_apply', label: 'applying that snapshot', value: applyMs, unit: 'ms' }),
+      informational({ id: 'regions.big_apply', label: 'applying the settled snapshot (what the read had not applied)', value: applyMs, unit: 'ms' }),
       informational({ id: 'regions.big_listed', label: 'new r2 replica started → lists every pool of r1', value: round(listedMs), unit: 'ms' }),
       informational({ id: 'regions.big_failed_reads', label: 'warnings about r1 on the r2 replica (failed reads)', value: failedReads.length, unit: 'lines' }),
       informational({ id: 'regions.big_home_rss', label: 'home (r1) replica RSS with them', value: homeFull.rssMiB, unit: 'MiB' }),

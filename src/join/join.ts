@@ -7,13 +7,13 @@ import { frontendsOf, highestVersion, leaseRegions, NO_REGION, type PoolMode } f
 import type { ListedPool, PoolDiscovery, PoolKey, PoolState, RegionStatus } from '../contract/index.js';
 import { LISTED_STATES, parsePoolKey } from '../contract/index.js';
 import type { PoolEndpoints, SliceRouter, SliceSource } from '../kube/types.js';
-import type { DueLapse, LeaseEvent, LeaseReader, RegistrationStore, StoreSnapshot, StoreStats } from '../store/types.js';
+import type { LeaseReader, RegistrationStore, StoreStats } from '../store/types.js';
 import type { BackoffOptions } from '../util/backoff.js';
-import { DEFAULT_BATCH_SIZE, inBatches } from './batches.js';
 import { ListedView, type Completeness } from './listed-view.js';
 import { PoolDirectory, type PoolDirectoryOptions, type PoolSnapshot } from './pool-directory.js';
 import { regionEntry } from './region-entry.js';
 import { RegionFeed, type RegionFeedStatus } from './region-feed.js';
+import { RegionLeases } from './region-leases.js';
 import { SourceBook, type SourceStatus } from './sources.js';
 import type { WarningKind } from './warnings.js';
 
@@ -76,8 +76,8 @@ export class Join {
   /** Why the EndpointSlice loop is down (failed unexpectedly, restarting), for /healthz. */
   private sliceLoopDown: string | undefined;
   private readonly completenessListeners = new Set<(completeness: Completeness) => void>();
-  /** The drop under way for each region being dropped; a snapshot of the region (or stop) ends it. */
-  private readonly dropping = new Map<string, symbol>();
+  /** What each region's leases do to the pools: snapshots, log events, due reads, drops. */
+  private readonly leases: RegionLeases;
 
   constructor(private readonly options: JoinOptions) {
     this.mode = options.poolDiscovery === 'registrations' ? 'registrations' : 'mcs';
@@ -94,6 +94,12 @@ export class Join {
       retentionMs: options.retentionMs,
       onWarning: options.onWarning,
       inspect: options.inspect,
+    });
+    this.leases = new RegionLeases({
+      directory: this.directory,
+      view: this.view,
+      batchSize: options.applyBatchSize,
+      onRegionDropped: options.onRegionDropped,
     });
     this.sources = new SourceBook({
       onChange: (completeness) => {
@@ -118,11 +124,12 @@ export class Join {
         // region is cheap. The home store keeps the longer backoff of a store every heartbeat depends on.
         backoff: options.storeBackoff ?? (home ? undefined : FOLLOWED_REGION_BACKOFF),
         sink: {
-          snapshot: (r, snapshot, holdMissing, receipt) => this.applyStoreSnapshot(r, snapshot, holdMissing, receipt),
-          event: (r, event, receipt) => this.applyStoreEvent(r, event, receipt),
-          due: (r, lapses, sentAfter) => this.applyDueLapses(r, lapses, sentAfter),
+          reading: (r, receipt) => this.leases.reading(r, receipt),
+          snapshot: (r, snapshot, holdMissing, receipt) => this.leases.snapshot(r, snapshot, holdMissing, receipt),
+          event: (r, event, receipt) => this.leases.event(r, event, receipt),
+          due: (r, lapses, sentAfter) => this.leases.due(r, lapses, sentAfter),
           status: (r) => this.updateRegionSource(r),
-          drop: (r) => this.dropRegion(r),
+          drop: (r) => this.leases.drop(r),
           outage: (r) => options.onStoreOutage?.(r),
         },
       });
@@ -173,7 +180,7 @@ export class Join {
 
   async stop(): Promise<void> {
     if (this.warmupTimer) clearTimeout(this.warmupTimer);
-    this.dropping.clear();
+    this.leases.stop();
     await Promise.all([...this.feeds.map((f) => f.stop()), this.options.slices?.stop()]);
     this.directory.stop();
   }
@@ -271,74 +278,6 @@ export class Join {
   knownVersion(key: PoolKey): number {
     const snapshot = this.directory.snapshot(key);
     return snapshot ? highestVersion(snapshot.context) : 0;
-  }
-
-  private applyStoreEvent(region: string, event: LeaseEvent, receipt: number): void {
-    if (event.type === 'upsert') {
-      const { key, registration, deadlineMs, version, changedAtMs } = event.record;
-      this.directory.send(key, { type: 'LEASE_UPSERT', region, registration, deadlineMs, version, changedAtMs, receipt });
-    } else {
-      this.directory.sendIfKnown(event.key, { type: 'LEASE_LAPSED', region });
-    }
-  }
-
-  /**
-   * A full read of a region: one `LEASE_UPSERT` per lease, then a lapse for each pool the region no longer
-   * holds; in batches, one per turn of the event loop, and one `resync` once all of it is applied. The feed
-   * marks the region read (complete) only when this settles.
-   */
-  private async applyStoreSnapshot(region: string, snapshot: StoreSnapshot, holdMissing: boolean, receipt: number): Promise<void> {
-    // A drop of this region under way stops here: this read decides the pools it has not reached.
-    this.dropping.delete(region);
-    const live = new Set<PoolKey>();
-    const size = this.options.applyBatchSize ?? DEFAULT_BATCH_SIZE;
-    await this.view.batchAsync(async () => {
-      await inBatches(snapshot.records, size, ({ key, registration, deadlineMs, version, changedAtMs }) => {
-        live.add(key);
-        this.directory.send(key, { type: 'LEASE_UPSERT', region, registration, deadlineMs, version, changedAtMs, receipt });
-      });
-      // Pools the store no longer holds lapsed meanwhile, unless the store lost its data: then their
-      // PoolRelays are still renewing them and hold them until the refill has had one lease.
-      if (holdMissing) return;
-      const gone: PoolKey[] = [];
-      for (const [key, context] of this.directory.contexts()) if (context.leases[region] && !live.has(key)) gone.push(key);
-      await inBatches(gone, size, (key) => this.directory.send(key, { type: 'LEASE_LAPSED', region }));
-    });
-  }
-
-  /**
-   * Leases of a followed region whose deadline passed on its clock. A lease whose last upsert this replica
-   * took after the read was sent (a pool re-registered meanwhile) is not lapsed: the read may predate it,
-   * and the next one judges it. Judged by receipt order, never by comparing deadlines: a deadline the
-   * store's clock set after a backward step may be lower than an earlier one, and is still the lease's
-   * (docs/design.md "Clocks").
-   */
-  private applyDueLapses(region: string, lapses: readonly DueLapse[], sentAfter: number): void {
-    for (const { key } of lapses) {
-      const lease = this.directory.get(key)?.getSnapshot().context.leases[region];
-      if (lease && lease.receipt <= sentAfter) this.directory.send(key, { type: 'LEASE_LAPSED', region });
-    }
-  }
-
-  /**
-   * The hold ran out: a `delete` per pool that no other region holds, each its own event (watchers see
-   * each, not a resync), in batches that yield the event loop (dropping 100,000 pools at once would stall
-   * heartbeats and probes for seconds). A snapshot of the region applied meanwhile ends the drop: it
-   * decides every pool the drop has not reached. Resolves true when the drop went through.
-   */
-  private async dropRegion(region: string): Promise<boolean> {
-    const drop = Symbol(region);
-    this.dropping.set(region, drop);
-    const holding: PoolKey[] = [];
-    for (const [key, context] of this.directory.contexts()) if (context.leases[region]) holding.push(key);
-    const current = () => this.dropping.get(region) === drop;
-    await inBatches(holding, this.options.applyBatchSize ?? DEFAULT_BATCH_SIZE, (key) => {
-      if (current()) this.directory.sendIfKnown(key, { type: 'REGION_DROPPED', region });
-    });
-    if (!current()) return false;
-    this.dropping.delete(region);
-    this.options.onRegionDropped?.(region);
-    return true;
   }
 
   private applySlices(key: PoolKey, endpoints: PoolEndpoints | null): void {

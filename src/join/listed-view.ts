@@ -107,6 +107,8 @@ export class ListedView<Item = ListedPool, L extends ViewListBase = PoolList, E 
   private completeness: Completeness = { complete: false, reasons: ['starting'] };
   private batchDepth = 0;
   private batchDirty = false;
+  /** The events of a `group` under way, published when it ends. */
+  private grouped: E[] | undefined;
 
   constructor(options: ListedViewOptions | ShapedViewOptions<Item, L, E> = {}) {
     this.shape = 'shape' in options ? options.shape : (POOL_SHAPE as unknown as ViewShape<Item, L, E>);
@@ -222,6 +224,33 @@ export class ListedView<Item = ListedPool, L extends ViewListBase = PoolList, E 
       await fn();
     } finally {
       this.endBatch();
+    }
+  }
+
+  /**
+   * Many changes at once, each still published as its own `upsert` or `delete` (a store snapshot's leases
+   * as they are read): under one new revision, once `fn` returns, the order sorted once afterwards rather
+   * than spliced per pool. Inside a batch they are the batch's (its `resync` carries them).
+   */
+  group(fn: () => void): void {
+    if (this.batchDepth > 0) {
+      fn();
+      return;
+    }
+    const events: E[] = [];
+    this.grouped = events;
+    this.batchDepth += 1;
+    try {
+      fn();
+    } finally {
+      this.batchDepth -= 1;
+      this.grouped = undefined;
+      if (this.batchDirty) this.bump();
+      this.batchDirty = false;
+      for (const event of events) {
+        event.data.revision = this.revision;
+        this.publish(event);
+      }
     }
   }
 
@@ -350,6 +379,7 @@ export class ListedView<Item = ListedPool, L extends ViewListBase = PoolList, E 
       // The revision moves when the batch ends; until then the body (and its tag) stays the one of this
       // revision, so a GET /pools served between two batches of a snapshot costs no new serialization.
       this.batchDirty = true;
+      this.grouped?.push(event);
       return;
     }
     this.bump();

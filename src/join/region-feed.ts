@@ -13,10 +13,12 @@ import type { Logger } from 'pino';
 import type { DueLapse, LeaseEvent, LeaseReader, RegistrationStore, RenewalWindowStatus, StoreOutage, StoreSnapshot } from '../store/types.js';
 import { UNWRITTEN_EPOCH } from '../store/types.js';
 import type { BackoffOptions } from '../util/backoff.js';
-import { StoreFeed } from './store-feed.js';
+import { StoreFeed, type SnapshotReading } from './store-feed.js';
 import type { Registration } from '../contract/index.js';
 
 export interface RegionFeedSink<R = Registration> {
+  /** A snapshot of the region about to be read: where its leases go as read (StoreFeedSink.reading). */
+  reading?(region: string, receipt: number): SnapshotReading<R>;
   /** A full read of the region. `holdMissing`: the store is being refilled, so pools it lacks are kept. */
   snapshot(region: string, snapshot: StoreSnapshot<R>, holdMissing: boolean, receipt: number): void | Promise<void>;
   /** `receipt`, and a due read's `sentAfter`: the feed's receipt order (StoreFeedSink). */
@@ -117,6 +119,7 @@ export class RegionFeed<R = Registration> {
       backoff: options.backoff,
       now: this.now,
       sink: {
+        ...(sink.reading ? { reading: (receipt: number) => sink.reading!(region, receipt) } : {}),
         snapshot: (snapshot, receipt) => this.applySnapshot(snapshot, receipt),
         event: (event, receipt) => sink.event(region, event, receipt),
         due: (lapses, sentAfter) => sink.due(region, lapses, sentAfter),

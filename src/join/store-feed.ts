@@ -9,7 +9,7 @@
 // back when the soonest deadline it left runs out, if that is sooner than the interval, so a lease is
 // lapsed a round trip after its deadline rather than up to an interval later (docs/design.md "The store").
 import type { Logger } from 'pino';
-import type { DueLapse, LeaseEvent, LeaseReader, RenewalWindowStatus, StoreSnapshot, SweepResult } from '../store/types.js';
+import type { DueLapse, LeaseEvent, LeaseReader, LeaseRecord, RenewalWindowStatus, StoreSnapshot, SweepResult } from '../store/types.js';
 import { isStaleData, PositionLostError, StoreReplacedError } from '../store/types.js';
 import { Backoff, sleep, type BackoffOptions } from '../util/backoff.js';
 import type { Registration } from '../contract/index.js';
@@ -21,6 +21,13 @@ import type { Registration } from '../contract/index.js';
  * order is this replica's own, so it holds whatever the store's clock did (docs/contract.md §7).
  */
 export interface StoreFeedSink<R = Registration> {
+  /**
+   * A snapshot is about to be read with this receipt: where its leases go as they are read, applied while
+   * the rest is read (LeaseReader.snapshot's `onRead`). `snapshot` with the same receipt settles it; should
+   * the read fail or the feed stop first, `abandon` is called instead. Without it, leases come only in
+   * `snapshot`.
+   */
+  reading?(receipt: number): SnapshotReading<R>;
   /** A full read: every live lease. Keys not in it have no live lease. The feed is readable once it settles. */
   snapshot(snapshot: StoreSnapshot<R>, receipt: number): void | Promise<void>;
   event(event: LeaseEvent<R>, receipt: number): void;
@@ -35,6 +42,14 @@ export interface StoreFeedSink<R = Registration> {
   replaced?(): void;
   /** The store's renewal window, read at most once a second beside a sweep or a due read (docs/contract.md §9). */
   window?(status: RenewalWindowStatus): void;
+}
+
+/** A snapshot being read, as a sink takes it (StoreFeedSink.reading). */
+export interface SnapshotReading<R = Registration> {
+  /** Leases as the read found them: not yet a consistent state (LeaseReader.snapshot). */
+  records(records: LeaseRecord<R>[]): void;
+  /** The read failed or the feed stopped: no `snapshot` follows for this receipt. */
+  abandon(): void;
 }
 
 export interface StoreFeedOptions<R = Registration> {
@@ -101,8 +116,10 @@ export class StoreFeed<R = Registration> {
   private failing = false;
   /** When the renewal window was last read (performance.now()). */
   private windowReadAt = -Infinity;
-  /** The receipt of the last snapshot or event delivered (StoreFeedSink). */
+  /** The receipt of the last snapshot or event delivered (StoreFeedSink), or of the snapshot being read. */
   private receipts = 0;
+  /** The receipt of the snapshot being read (its leases may be handed over meanwhile: StoreFeedSink.reading). */
+  private readingReceipt: number | undefined;
 
   constructor(private readonly options: StoreFeedOptions<R>) {
     this.backoff = new Backoff(options.backoff ?? STORE_BACKOFF);
@@ -146,7 +163,9 @@ export class StoreFeed<R = Registration> {
       if (sweep) {
         nextMs = nextSweepDelayMs(nextMs, await sweep());
       } else {
-        const sentAfter = this.receipts;
+        // A due read sent while a snapshot is read is judged as sent before it: the read may find a lease
+        // renewed after the due read was sent.
+        const sentAfter = this.readingReceipt === undefined ? this.receipts : this.readingReceipt - 1;
         const due = await store.dueLapses(this.options.dueGraceMs ?? DEFAULT_DUE_GRACE_MS);
         this.noteRead();
         if (due.length > 0) sink.due?.(due, sentAfter);
@@ -239,12 +258,28 @@ export class StoreFeed<R = Registration> {
   private async readSnapshot(signal: AbortSignal): Promise<Pick<StoreSnapshot<R>, 'position' | 'epoch'> | undefined> {
     const { store, sink, logger } = this.options;
     const started = performance.now();
-    const snapshot = await store.snapshot();
-    if (signal.aborted) return undefined;
+    const receipt = ++this.receipts;
+    // Leases applied as they are read where the sink takes them, so a large store costs one pass, not a
+    // read and then an apply (docs/design.md "Snapshots that scale with bytes").
+    const reading = sink.reading?.(receipt);
+    let snapshot: StoreSnapshot<R>;
+    this.readingReceipt = receipt;
+    try {
+      snapshot = await store.snapshot(reading && ((records) => reading.records(records)));
+    } catch (error) {
+      reading?.abandon();
+      throw error;
+    } finally {
+      this.readingReceipt = undefined;
+    }
+    if (signal.aborted) {
+      reading?.abandon();
+      return undefined;
+    }
     const read = performance.now();
     this.noteRead();
     // Applied in batches (a large store yields the event loop meanwhile): readable only once all of it is.
-    await sink.snapshot(snapshot, ++this.receipts);
+    await sink.snapshot(snapshot, receipt);
     if (signal.aborted) return undefined;
     this.failing = false;
     sink.status(true);

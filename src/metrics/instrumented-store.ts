@@ -36,7 +36,7 @@ export function instrumentStore(options: InstrumentedStoreOptions): Registration
       onHeartbeat?.(result);
       return result;
     },
-    snapshot: () => timed('snapshot', () => store.snapshot()),
+    snapshot: (onRead) => timed('snapshot', () => store.snapshot(onRead)),
     watch: (position, signal) => store.watch(position, signal),
     sweep: () => timed('sweep', () => store.sweep()),
     dueLapses: (graceMs) => timed('due', () => store.dueLapses(graceMs)),

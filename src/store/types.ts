@@ -47,6 +47,9 @@ export interface StoreSnapshot<R = Registration> {
   epoch: string;
 }
 
+/** Where a snapshot's leases go as they are read (LeaseReader.snapshot). */
+export type SnapshotParts<R = Registration> = (records: LeaseRecord<R>[]) => void;
+
 /**
  * The epoch a reader reports while the store has none written (StoreSnapshot.epoch): it names no data
  * lifetime, so an epoch written after it is not a loss of data (see the Redis reader's snapshot).
@@ -82,8 +85,14 @@ export interface LeaseReader<R = Registration> {
    * Every live lease and the log position it is consistent with. Never holds a lease whose deadline has
    * passed on the store's clock (`nowMs`), swept or not: its lapse may still follow in the log.
    * Throws StoreUnavailableError when the store cannot answer in time.
+   *
+   * `onRead`, when given, is handed leases as the read finds them, part by part, before the snapshot
+   * settles, so a caller can apply them while the rest is read (docs/design.md "Snapshots that scale with
+   * bytes"). Each is live as the read began; together they are not yet a consistent state, the settled
+   * `records` are: a lease handed over and not changed since is the same object in `records`, and one
+   * handed over but not in `records` has no live lease. A store may hand nothing over.
    */
-  snapshot(): Promise<StoreSnapshot<R>>;
+  snapshot(onRead?: SnapshotParts<R>): Promise<StoreSnapshot<R>>;
   /**
    * The changes after `position`, in order, until `signal` aborts (then it returns).
    * Throws PositionLostError when the log no longer reaches back to `position` (re-read a snapshot),

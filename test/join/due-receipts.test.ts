@@ -3,37 +3,17 @@
 // the deadlines say. The region's store is a real memory store; only its due reads are answered by the
 // test, at the moment it chooses, so a read can be made to cross a re-registration, or to report a
 // deadline below the one the replica knew (as a Redis whose clock stepped back does).
+import { setImmediate } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { poolKey } from '../../src/contract/index.js';
 import { Join } from '../../src/join/join.js';
 import { createMemoryStore } from '../../src/store/memory.js';
-import type { DueLapse } from '../../src/store/types.js';
+import { PositionLostError } from '../../src/store/types.js';
+import { AnsweredDue } from '../support/answered-due.js';
 import { DelegatingStore } from '../support/delegating-store.js';
 import { silentLogger } from '../support/logs.js';
 import { registration } from '../support/registration.js';
 import { eventually, waitFor } from '../support/wait.js';
-
-/** Due reads held until the test answers them; without an answer queued, nothing is due. */
-class AnsweredDue extends DelegatingStore {
-  private readonly pending: Array<{ sent: () => void; reply: Promise<DueLapse[]> }> = [];
-
-  /** The next due read: `sent` once the feed has sent it, answered with `answer`. */
-  next(): { sent: Promise<void>; answer(lapses: DueLapse[]): void } {
-    let sent!: () => void;
-    let answer!: (lapses: DueLapse[]) => void;
-    const wasSent = new Promise<void>((resolve) => (sent = resolve));
-    const reply = new Promise<DueLapse[]>((resolve) => (answer = resolve));
-    this.pending.push({ sent, reply });
-    return { sent: wasSent, answer };
-  }
-
-  override async dueLapses(): Promise<DueLapse[]> {
-    const due = this.pending.shift();
-    if (!due) return [];
-    due.sent();
-    return due.reply;
-  }
-}
 
 const running: Join[] = [];
 afterEach(async () => {
@@ -94,5 +74,32 @@ describe('Join: due reads of a followed region, by receipt order', () => {
     read.answer([{ key: poolKey(POOL), atMs: known - 60_000 }]);
     await waitFor(() => models(join).length === 0, { timeoutMs: 2000, message: 'the lease lapsed' });
     expect(join.view.list().pools).toEqual([]);
+  });
+
+  it('judges a read sent while a snapshot is read as sent before it: the lease the snapshot hands over stays', async () => {
+    const { join, followed } = start();
+    await followed.heartbeat(POOL);
+    await eventually(() => expect(models(join)).toEqual([POOL.model]));
+    const stale = followed.next();
+    // The next snapshot hands the lease over only once a due read (which will list it as run out) was
+    // sent meanwhile: as a read that finds the lease renewed after the due read was sent.
+    followed.readScripts.push(async (full, onRead) => {
+      await stale.sent;
+      onRead!(full.records);
+      await setImmediate();
+      return full;
+    });
+    followed.breakWatches(new PositionLostError('0-0'));
+    await stale.sent;
+    await eventually(() => expect(followed.snapshotCalls).toBe(2));
+    await eventually(() => expect(join.view.complete).toBe(true));
+    stale.answer([{ key: poolKey(POOL), atMs: Date.now() - 1000 }]);
+    // Two more due reads sent and answered: the stale one was applied before them.
+    for (let i = 0; i < 2; i += 1) {
+      const later = followed.next();
+      await later.sent;
+      later.answer([]);
+    }
+    expect(models(join)).toEqual([POOL.model]);
   });
 });

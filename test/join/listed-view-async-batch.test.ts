@@ -1,5 +1,6 @@
 // ListedView.batchAsync: a relist applied over several turns of the event loop (a large store snapshot)
-// publishes nothing pool by pool, and one resync when it settles, as a batch does.
+// publishes nothing pool by pool, and one resync when it settles, as a batch does. ListedView.group: many
+// changes at once (a snapshot's part as read), each still published, under one revision.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { poolKey, type WatchEvent } from '../../src/contract/index.js';
@@ -81,5 +82,47 @@ describe('ListedView.batchAsync: the body', () => {
     const after = JSON.parse(new TextDecoder().decode(view.body())) as { revision: string; pools: Array<{ name: string }> };
     expect(after.revision).toBe('3-2');
     expect(after.pools.map((p) => p.name)).toEqual(['a', 'b', 'c']);
+  });
+});
+
+describe('ListedView.group', () => {
+  it('publishes each change once it returns, all under one new revision, in a list sorted once', () => {
+    const view = new ListedView({ epoch: 4 });
+    view.update(keyOf('m'), pool('m'));
+    // The order is built (a GET /pools), so a group must keep it right without splicing per pool.
+    expect(view.list().pools.map((p) => p.name)).toEqual(['m']);
+    const events: WatchEvent[] = [];
+    view.subscribe((event) => events.push(event));
+    view.group(() => {
+      view.update(keyOf('z'), pool('z'));
+      view.update(keyOf('a'), pool('a'));
+      view.update(keyOf('m'), null);
+      expect(events).toEqual([]);
+    });
+    expect(events.map((e) => [e.kind, e.data.revision])).toEqual([
+      ['upsert', '4-2'],
+      ['upsert', '4-2'],
+      ['delete', '4-2'],
+    ]);
+    expect(view.revision).toBe('4-2');
+    expect(view.list().pools.map((p) => p.name)).toEqual(['a', 'z']);
+    expect(JSON.parse(Buffer.from(view.body()).toString()).pools.map((p: { name: string }) => p.name)).toEqual(['a', 'z']);
+
+    // A group that changed nothing publishes nothing and keeps the revision.
+    view.group(() => view.update(keyOf('a'), pool('a')));
+    expect(events).toHaveLength(3);
+    expect(view.revision).toBe('4-2');
+  });
+
+  it('inside a batch is part of it: nothing published on its own, the resync carries it', async () => {
+    const view = new ListedView({ epoch: 5 });
+    const events: WatchEvent[] = [];
+    view.subscribe((event) => events.push(event));
+    await view.batchAsync(async () => {
+      view.group(() => view.update(keyOf('a'), pool('a')));
+      expect(events).toEqual([]);
+      await nextTurn();
+    });
+    expect(events).toEqual([{ kind: 'resync', data: expect.objectContaining({ revision: '5-1', pools: [pool('a')] }) }]);
   });
 });

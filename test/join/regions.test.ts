@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { poolKey, type PoolList, type WatchEvent } from '../../src/contract/index.js';
 import { Join } from '../../src/join/join.js';
+import type { RegionLeases } from '../../src/join/region-leases.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 import { StoreUnavailableError } from '../../src/store/types.js';
 import { silentLogger } from '../support/logs.js';
@@ -216,9 +217,7 @@ describe('Join across regions', () => {
     await eventually(() => expect(list(join).pools).toHaveLength(1));
     const lease = join.directory.get('c2/llm/pool-b')!.getSnapshot().context.leases.r2!;
     // A due read that predates the lease this replica knows: stale, so ignored.
-    (join as unknown as { applyDueLapses(region: string, lapses: { key: string; atMs: number }[]): void }).applyDueLapses('r2', [
-      { key: 'c2/llm/pool-b', atMs: lease.deadlineMs - 1 },
-    ]);
+    (join as unknown as { leases: RegionLeases }).leases.due('r2', [{ key: 'c2/llm/pool-b', atMs: lease.deadlineMs - 1 }], lease.receipt - 1);
     expect(list(join).pools).toHaveLength(1);
   });
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { Registration } from '../../src/contract/index.js';
 import { createRedisStore } from '../../src/store/redis/index.js';
 import { createStoreKeys } from '../../src/store/redis/keys.js';
-import type { RegistrationStore } from '../../src/store/types.js';
+import type { LeaseRecord, RegistrationStore } from '../../src/store/types.js';
 import { randomPrefix, startPrivateRedis } from '../support/redis-server.js';
 import { useRedis } from '../support/use-redis.js';
 import { describeStoreContract } from './contract.js';
@@ -129,12 +129,45 @@ describe('redis store', () => {
       const marker = registration('marker');
       await bulk.heartbeat(marker);
       for (const recorder of recorders) await recorder.untilUpsertOf(`us-east-1/llm/marker`);
-      const truth = ReplayedView.of(await reader.snapshot());
+      // Read as a consumer that applies leases as they come: handed over a read script's worth at a time,
+      // before the snapshot settles, and, with nothing changing meanwhile, each the very record it settles with.
+      const parts: LeaseRecord[][] = [];
+      let settled = false;
+      const reading = reader.snapshot((records) => {
+        expect(settled).toBe(false);
+        parts.push(records);
+      });
+      void reading.then(() => (settled = true));
+      const last = await reading;
+      expect(parts.length).toBeGreaterThanOrEqual(12);
+      expect(Math.max(...parts.map((part) => part.length))).toBeLessThanOrEqual(1000);
+      const handed = new Map(parts.flat().map((record) => [record.key, record]));
+      expect(handed.size).toBe(last.records.length);
+      for (const record of last.records) expect(handed.get(record.key)).toBe(record);
+      const truth = ReplayedView.of(last);
       expect(truth.size).toBeGreaterThan(1000);
       for (const view of views) expect(new Map([...view.pools].sort())).toEqual(new Map([...truth].sort()));
     } finally {
       await Promise.all(recorders.map((r) => r.stop()));
       await Promise.all([bulk.close(), churn.close(), reader.close()]);
+    }
+  });
+
+  it('hands over as read only leases live as the read began, and none the read then leaves out', async () => {
+    const prefix = randomPrefix('handed');
+    const [long, short] = [openStore(prefix, 60_000), openStore(prefix, 40)];
+    try {
+      await long.heartbeat(registration('long'));
+      await short.heartbeat(registration('ran-out'));
+      // Run out on the store's clock, not swept: its hash and deadline are still there to be read.
+      const ranOutAt = (await long.snapshot()).nowMs + 60;
+      await eventually(async () => (await long.snapshot()).nowMs > ranOutAt, { what: 'the short lease to run out' });
+      const handed: string[] = [];
+      const snapshot = await long.snapshot((records) => handed.push(...records.map((r) => r.key)));
+      expect(handed).toEqual(['us-east-1/llm/long']);
+      expect(snapshot.records.map((r) => r.key)).toEqual(['us-east-1/llm/long']);
+    } finally {
+      await Promise.all([long.close(), short.close()]);
     }
   });
 

@@ -7,6 +7,7 @@ import {
   type HeartbeatResult,
   type LeaseEvent,
   type RegistrationStore,
+  type SnapshotParts,
   type StoreSnapshot,
   type SweepResult,
 } from '../../src/store/types.js';
@@ -22,6 +23,11 @@ export class DelegatingStore<R = Registration> implements RegistrationStore<R> {
   failSnapshots: Error[] = [];
   /** Errors to throw from the next watch() calls, before they yield anything. */
   failWatches: Error[] = [];
+  /**
+   * The next snapshot() calls, in order: each is given the inner store's snapshot and the caller's
+   * `onRead`, and plays the read (hands leases over, fails, settles) as the test chooses.
+   */
+  readScripts: Array<(full: StoreSnapshot<R>, onRead: SnapshotParts<R> | undefined) => Promise<StoreSnapshot<R>>> = [];
 
   constructor(
     /** The store delegated to; a test may replace it, as a region's Redis that lost its data. */
@@ -36,12 +42,14 @@ export class DelegatingStore<R = Registration> implements RegistrationStore<R> {
     return this.inner.heartbeat(registration, canonical, knownVersion);
   }
 
-  async snapshot(): Promise<StoreSnapshot<R>> {
+  async snapshot(onRead?: SnapshotParts<R>): Promise<StoreSnapshot<R>> {
     this.snapshotCalls += 1;
     this.snapshotTimes.push(performance.now());
     const failure = this.failSnapshots.shift();
     if (failure) throw failure;
-    return this.inner.snapshot();
+    const script = this.readScripts.shift();
+    if (script) return script(await this.inner.snapshot(), onRead);
+    return this.inner.snapshot(onRead);
   }
 
   watch(position: string, signal: AbortSignal): AsyncIterable<LeaseEvent<R>> {

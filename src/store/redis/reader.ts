@@ -5,7 +5,7 @@
 // read-write connection.
 import type { Logger } from 'pino';
 import type { Registration, RouterRegistration } from '../../contract/index.js';
-import type { DueLapse, LeaseEvent, LeaseReader, RenewalWindowStatus, StoreSnapshot, StoreStats } from '../types.js';
+import type { DueLapse, LeaseEvent, LeaseReader, RenewalWindowStatus, SnapshotParts, StoreSnapshot, StoreStats } from '../types.js';
 import { withDeadline } from './command-runner.js';
 import type { RedisClient } from './connection.js';
 import { readDueLapses } from './due-lapses.js';
@@ -93,11 +93,11 @@ export class RedisLeaseReader<R = Registration> implements LeaseReader<R> {
   }
 
   /** Consistent with its position without blocking Redis: see snapshot.ts. */
-  snapshot(): Promise<StoreSnapshot<R>> {
+  snapshot(onRead?: SnapshotParts<R>): Promise<StoreSnapshot<R>> {
     const { runner, keys, skipUnreadable } = this.session;
     const { replicaLink, continuity, weight } = this;
     // The registration is the stored JSON, whatever its kind (see the class's note).
-    return readSnapshot({ runner, keys, epoch: this.epoch, replicaLink, continuity, skipUnreadable, weight }) as Promise<StoreSnapshot<unknown>> as Promise<
+    return readSnapshot({ runner, keys, epoch: this.epoch, replicaLink, continuity, skipUnreadable, weight, onRead: onRead as SnapshotParts | undefined }) as Promise<StoreSnapshot<unknown>> as Promise<
       StoreSnapshot<R>
     >;
   }

@@ -37,11 +37,16 @@
 // one that did run out costs one lapse, which follows in the log. A renewal after a deadline is never
 // silent: it is logged as a new lease, or, for a lease a window held, as an upsert that continues it.
 //
+// A caller that applies leases as they come (onRead) is handed each read script's records whose deadline
+// is after the read's start, as they are parsed: kept by the rule above whatever the window says, and
+// each as some state between P0 and P1. The log's corrections and the rest are in the settled snapshot,
+// whose records are the same objects where nothing corrected them.
+//
 // Every command here only reads (the read scripts are flagged no-writes), so a snapshot also works on a
 // read-only replica; the epoch is written only by the home region's store (EpochAccess).
 import { randomUUID } from 'node:crypto';
 import type { PoolKey } from '../../contract/index.js';
-import type { LeaseRecord, StoreSnapshot } from '../types.js';
+import type { LeaseRecord, SnapshotParts, StoreSnapshot } from '../types.js';
 import { StoreUnavailableError, UNWRITTEN_EPOCH } from '../types.js';
 import type { CommandRunner } from './command-runner.js';
 import type { RedisClient } from './connection.js';
@@ -98,11 +103,13 @@ export interface ReadSnapshotOptions {
   skipUnreadable: (entry: UnreadableEntry) => void;
   /** What the reader's pools weighed in its snapshots so far (read-pipeline.ts), updated here. */
   weight: PoolWeight;
+  /** Handed each read script's leases live as the read began, as they are read (LeaseReader.snapshot). */
+  onRead?: SnapshotParts;
 }
 
 type ReadClient = RedisClient & ReadScriptCommands;
 
-export async function readSnapshot({ runner, keys, epoch, replicaLink, continuity, skipUnreadable, weight }: ReadSnapshotOptions): Promise<StoreSnapshot> {
+export async function readSnapshot({ runner, keys, epoch, replicaLink, continuity, skipUnreadable, weight, onRead }: ReadSnapshotOptions): Promise<StoreSnapshot> {
   // The clock with the renewal window, the epoch, and whether a replica's data is current at all: sent
   // beside another command.
   const closing = (client: RedisClient) =>
@@ -145,7 +152,16 @@ export async function readSnapshot({ runner, keys, epoch, replicaLink, continuit
       const [[newest], time] = await Promise.all([client.xrevrange(keys.changes, '+', '-', 'COUNT', 1), client.time()]);
       return [newest?.[0] ?? '0-0', timeMs(time)] as const;
     });
-    const [[before, startMs], { records, after, closed }] = await Promise.all([started, readLeases(pipeline, keys, newestPosition, skipUnreadable)]);
+    // A lease is handed over as read only when its deadline is after the read's start: kept whatever the
+    // renewal window says (the rule below). One that ran out before is judged when the read ends.
+    const handOver = onRead && ((records: LeaseRecord[], startMs: number) => {
+      const live = records.filter((record) => record.deadlineMs > startMs);
+      if (live.length > 0) onRead(live);
+    });
+    const [[before, startMs], { records, after, closed }] = await Promise.all([
+      started,
+      readLeases(pipeline, keys, newestPosition, skipUnreadable, handOver && (async (records) => handOver(records, (await started)[1]))),
+    ]);
 
     let position = before;
     let reachable = true;
@@ -203,9 +219,11 @@ async function readLeases<Tail extends { after: string }>(
   keys: StoreKeys,
   newestPosition: (pipeline: ReadPipeline) => Promise<Tail>,
   skipUnreadable: (entry: UnreadableEntry) => void,
+  onRead: ((records: LeaseRecord[]) => Promise<void>) | undefined,
 ): Promise<Tail & { records: Map<PoolKey, LeaseRecord> }> {
   const records = new Map<PoolKey, LeaseRecord>();
   const store = (members: string[], fields: PoolFieldsReply) => {
+    const read: LeaseRecord[] = [];
     members.forEach((key, i) => {
       const at = i * 5;
       const registration = fields[at];
@@ -216,13 +234,16 @@ async function readLeases<Tail extends { after: string }>(
       // yet (the sweep, or a follower's dueLapses, still reports its lapse).
       if (registration == null || renewedAtMs == null || leaseMs == null || version == null) return;
       try {
-        records.set(key, parseSnapshotRecord([key, registration, renewedAtMs, leaseMs, version, fields[at + 4] as string | null]));
+        const record = parseSnapshotRecord([key, registration, renewedAtMs, leaseMs, version, fields[at + 4] as string | null]);
+        records.set(key, record);
+        read.push(record);
       } catch (error) {
         // That one pool is left out; the rest of the snapshot stands (docs/contract.md §8).
         if (!(error instanceof MalformedReplyError)) throw error;
         skipUnreadable({ pool: key, err: error.message });
       }
     });
+    return onRead?.(read);
   };
   const reads: Promise<void>[] = [];
   const zscan = (cursor: string) => {

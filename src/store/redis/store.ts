@@ -13,6 +13,7 @@ import type {
   LeaseEvent,
   RegistrationStore,
   RenewalWindowStatus,
+  SnapshotParts,
   StoreSnapshot,
   StoreStats,
   SweepResult,
@@ -147,9 +148,9 @@ class RedisStore<R> implements RegistrationStore<R> {
   }
 
   /** Stamps first: an outage this writer lived through is on record before it reads (stamp-5.lua). */
-  async snapshot(): Promise<StoreSnapshot<R>> {
+  async snapshot(onRead?: SnapshotParts<R>): Promise<StoreSnapshot<R>> {
     await this.stamp();
-    return this.reader.snapshot();
+    return this.reader.snapshot(onRead);
   }
 
   renewalWindow(): Promise<RenewalWindowStatus> {
