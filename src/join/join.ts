@@ -124,7 +124,10 @@ export class Join {
         // region is cheap. The home store keeps the longer backoff of a store every heartbeat depends on.
         backoff: options.storeBackoff ?? (home ? undefined : FOLLOWED_REGION_BACKOFF),
         sink: {
-          reading: (r, receipt) => this.leases.reading(r, receipt),
+          // A followed region's leases are applied as they are read: its read waits on a WAN's round trips
+          // meanwhile. The home region's is read whole: its Redis is near, so the read keeps this replica
+          // busy throughout, and parts published would only make every GET /pools meanwhile write a body.
+          ...(home ? {} : { reading: (r: string, receipt: number) => this.leases.reading(r, receipt) }),
           snapshot: (r, snapshot, holdMissing, receipt) => this.leases.snapshot(r, snapshot, holdMissing, receipt),
           event: (r, event, receipt) => this.leases.event(r, event, receipt),
           due: (r, lapses, sentAfter) => this.leases.due(r, lapses, sentAfter),

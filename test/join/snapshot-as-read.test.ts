@@ -1,8 +1,8 @@
-// A store snapshot applied as it is read (docs/design.md "Snapshots that scale with bytes"): the leases a
-// read hands over are applied while the rest is read, inside one batch of the view (watchers see one
-// resync), and the settled snapshot corrects them: a lease changed since is applied again, one gone
-// lapses, one unchanged is not applied twice. The store is a real memory store; only the read's parts are
-// played by the test, at the moments it chooses.
+// A followed region's snapshot applied as it is read (docs/design.md "Snapshots applied as read"): the
+// leases a read hands over are applied and published (an upsert each, one revision a part) while the
+// rest is read, and the settled snapshot corrects them: a lease changed since is applied again, one gone
+// lapses, one unchanged is not applied twice. The home region's store is read whole. The stores are real
+// memory stores; only the reads' parts are played by the test, at the moments it chooses.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { poolKey, type WatchEvent } from '../../src/contract/index.js';
@@ -23,27 +23,39 @@ afterEach(async () => {
 const pool = (i: number) => registration({ name: `pool-${i}` });
 const names = (join: Join) => join.view.list().pools.map((p) => p.name).sort();
 
+/** A home region r1 (empty) and a followed r2 holding `pools`; not started. */
 async function started(pools: number) {
+  const home = new DelegatingStore(createMemoryStore({ leaseMs: 60_000 }), { forgetsOnRestart: false });
   const store = new DelegatingStore(createMemoryStore({ leaseMs: 60_000 }), { forgetsOnRestart: false });
   for (let i = 0; i < pools; i += 1) await store.heartbeat(pool(i));
-  const join = new Join({ poolDiscovery: 'registrations', leaseMs: 60_000, store, logger: silentLogger() });
-  cleanups.push(async () => {
-    await join.stop();
-    await store.close();
+  const join = new Join({
+    poolDiscovery: 'registrations',
+    leaseMs: 60_000,
+    store: home,
+    regions: { home: 'r1', followed: [{ name: 'r2', store }], holdMs: 60_000 },
+    logger: silentLogger(),
+    storeBackoff: { initialMs: 20, maxMs: 40 },
   });
+  cleanups.push(() => join.stop());
   const events: WatchEvent[] = [];
   join.view.subscribe((event) => events.push(event));
   const upserts = vi.spyOn(join.directory, 'send');
   const leaseUpserts = () => upserts.mock.calls.filter(([, event]) => event.type === 'LEASE_UPSERT').map(([key]) => key);
-  return { store, join, events, leaseUpserts };
+  /** Within a read of r2: once r1 was read, what was published so far is forgotten (r1's own resyncs). */
+  const afterHome = async () => {
+    await eventually(() => expect(join.view.list().regions?.find((r) => r.name === 'r1')?.complete).toBe(true));
+    events.length = 0;
+  };
+  return { home, store, join, events, leaseUpserts, afterHome };
 }
 
 describe('Join: a store snapshot applied as it is read', () => {
   it('applies and publishes each part as it comes, under one revision a part, and applies an unchanged lease once', async () => {
-    const { store, join, events, leaseUpserts } = await started(6);
+    const { store, join, events, leaseUpserts, afterHome } = await started(6);
     const seen: Array<{ size: number; complete: boolean }> = [];
     store.readScripts.push(async (full, onRead) => {
       expect(onRead).toBeTypeOf('function');
+      await afterHome();
       for (let part = 0; part < 3; part += 1) {
         onRead!(full.records.slice(part * 2, part * 2 + 2));
         await nextTurn();
@@ -72,8 +84,9 @@ describe('Join: a store snapshot applied as it is read', () => {
   });
 
   it('applies a lease changed after it was handed over again, and lapses one the read found gone', async () => {
-    const { store, join, events } = await started(3);
+    const { store, join, events, afterHome } = await started(3);
     store.readScripts.push(async (full, onRead) => {
+      await afterHome();
       onRead!(full.records);
       await nextTurn();
       // As the log read after the scan says: pool-0 changed (a new record), pool-1 lapsed.
@@ -116,8 +129,9 @@ describe('Join: a store snapshot applied as it is read', () => {
   });
 
   it('keeps what a failed read applied, then reads the store again', async () => {
-    const { store, join, events } = await started(4);
+    const { store, join, events, afterHome } = await started(4);
     store.readScripts.push(async (full, onRead) => {
+      await afterHome();
       onRead!(full.records.filter((r) => ['pool-0', 'pool-1'].includes(r.registration.name)));
       await nextTurn();
       throw new StoreUnavailableError('redis store: the link went away');
@@ -145,6 +159,22 @@ describe('Join: a store snapshot applied as it is read', () => {
     await failedRead;
     await eventually(() => expect(names(join)).toEqual(['pool-2']));
     expect(join.view.complete).toBe(false);
+  });
+});
+
+describe('Join: the home region read whole', () => {
+  it('takes no leases as they are read: its store is near, and its parts would only cost pollers bodies', async () => {
+    const { home, join } = await started(0);
+    await home.heartbeat(pool(1));
+    const asked: unknown[] = [];
+    home.readScripts.push(async (full, onRead) => {
+      asked.push(onRead);
+      return full;
+    });
+    join.start();
+    await eventually(() => expect(join.view.complete).toBe(true));
+    expect(asked).toEqual([undefined]);
+    expect(names(join)).toEqual(['pool-1']);
   });
 });
 
