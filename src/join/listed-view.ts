@@ -233,10 +233,7 @@ export class ListedView<Item = ListedPool, L extends ViewListBase = PoolList, E 
    * than spliced per pool. Inside a batch they are the batch's (its `resync` carries them).
    */
   group(fn: () => void): void {
-    if (this.batchDepth > 0) {
-      fn();
-      return;
-    }
+    if (this.batchDepth > 0) return fn();
     const events: E[] = [];
     this.grouped = events;
     this.batchDepth += 1;
