@@ -31,7 +31,7 @@ export class RegionLeases {
     this.batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   }
 
-  /** Ends every drop under way. */
+  /** Ends every drop under way and forgets which regions were dropped: the join is stopping. */
   stop(): void {
     this.dropping.clear();
     this.dropped.clear();
@@ -54,9 +54,9 @@ export class RegionLeases {
    * A snapshot of a region being read: each lease applied as the read hands it over (a read script's
    * worth, up to 1,000, a turn), published as it is (an `upsert` each, one revision a part: ListedView
    * `group`), so nothing else waits for the read, and a drop meanwhile is a `delete` per pool as ever. A
-   * read that fails leaves what it applied (leases
-   * live as it began, held like the rest of an unreadable region until a snapshot settles), unless the
-   * region is dropped or being dropped: then it drops them again. Only a settled snapshot ends a drop.
+   * read that fails leaves what it applied (leases live as it began, held like the rest of an unreadable
+   * region until a snapshot settles), unless the region is dropped or being dropped: then it drops them
+   * again. Only a settled snapshot ends a drop.
    */
   reading(region: string, receipt: number): SnapshotReading {
     const reading: Reading = { handed: new Map<PoolKey, LeaseRecord>(), applied: !this.dropping.has(region) };
