@@ -30,10 +30,12 @@ export default {
   jsonReporter: { fileName: `reports/mutation/${part.name}/mutation.json` },
   htmlReporter: { fileName: `reports/mutation/${part.name}/mutation.html` },
   clearTextReporter: { allowColor: false, logTests: false, reportScoreTable: true },
-  incrementalFile: `reports/mutation/${part.name}/incremental.json`,
+  // The part's last full result, committed (see scripts/mutation.mjs): every run, CI's too, retests only
+  // the mutants whose code or tests changed since, and writes the file back.
+  incrementalFile: process.env.POOLSCOPE_MUTATION_INCREMENTAL_FILE ?? `mutation-baseline/${part.name}.json`,
   // One sandbox folder per part, so two parts may run at once (each with --concurrency=1).
   tempDirName: `.stryker-tmp/${part.name}`,
   // Not needed by any part's tests: copying them into the sandbox only costs time.
-  ignorePatterns: ['dist', 'reports', 'test-artifacts', 'bench', 'deploy', 'docs', 'coverage', '.tmp', '.stryker-tmp'],
+  ignorePatterns: ['dist', 'reports', 'test-artifacts', 'bench', 'deploy', 'docs', 'coverage', '.tmp', '.stryker-tmp', 'mutation-baseline'],
   cleanTempDir: 'always',
 };

@@ -6,11 +6,14 @@
 // and mutation.html beside it. Exits 1 when a part's run fails, when the whole (every part's mutants together) scores
 // below THRESHOLDS.break, or when any one file scores below THRESHOLDS.file.
 //
-// Incremental mode: a developer's run reuses the results of the previous one for every mutant whose code
-// and tests did not change (reports/mutation/<part>/incremental.json, not committed). `--full`, and any
-// run with CI set, runs every mutant: a gate reads a full result (see README "Development").
+// Incremental against a committed baseline: mutation-baseline/<part>.json is the part's last result, made
+// by a full run (`--full`: every mutant, the file written anew) and committed with the code it judged. Every
+// other run, CI's too, retests the mutants whose code changed or whose killing test changed (a survivor,
+// when a test was added) and reuses the rest; it writes the file back, for the change to commit. A run that
+// narrows `--mutate` reads a copy and writes the copy (reports/mutation/<part>/incremental.json), so it
+// never shrinks the baseline to its few files. See README "Development".
 import { spawn } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -24,7 +27,7 @@ const require = createRequire(import.meta.url);
 const fromStryker = createRequire(require.resolve('@stryker-mutator/core'));
 
 const args = process.argv.slice(2);
-const full = args.includes('--full') || Boolean(process.env.CI);
+const full = args.includes('--full');
 // Merge the parts' last reports (reports/mutation/<part>/mutation.json) without running StrykerJS.
 const mergeOnly = args.includes('--merge-only');
 const named = args.filter((arg) => !arg.startsWith('--'));
@@ -44,14 +47,21 @@ for (const name of PART_NAMES.filter((part) => !parts.includes(part) && MUTATION
  * One StrykerJS run of a part. `beside`: the part runs while others do, on the test runners it names
  * (`concurrency`, else one), its output prefixed with its name so the two runs' lines can be told apart.
  */
-function runPart(name, { beside = false } = {}) {
+async function runPart(name, { beside = false } = {}) {
   const strykerBin = `${repoRoot}node_modules/@stryker-mutator/core/bin/stryker.js`;
-  const strykerArgs = ['run', 'stryker.config.mjs', ...(full ? [] : ['--incremental']), ...(beside ? [`--concurrency=${MUTATION_PARTS[name].concurrency ?? 1}`] : []), ...passed];
+  const strykerArgs = ['run', 'stryker.config.mjs', '--incremental', ...(full ? ['--force'] : []), ...(beside ? [`--concurrency=${MUTATION_PARTS[name].concurrency ?? 1}`] : []), ...passed];
+  const env = { ...process.env, POOLSCOPE_MUTATION_PART: name, POOLSCOPE_MUTATION_WHOLE: '1', POOLSCOPE_SKIP_BUILD: '1' };
+  if (passed.some((arg) => arg.startsWith('--mutate'))) {
+    const copy = `reports/mutation/${name}/incremental.json`;
+    await mkdir(`${repoRoot}reports/mutation/${name}`, { recursive: true });
+    await copyFile(`${repoRoot}mutation-baseline/${name}.json`, `${repoRoot}${copy}`).catch(() => undefined);
+    env.POOLSCOPE_MUTATION_INCREMENTAL_FILE = copy;
+  }
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [strykerBin, ...strykerArgs], {
       cwd: repoRoot,
       stdio: beside ? ['ignore', 'pipe', 'pipe'] : 'inherit',
-      env: { ...process.env, POOLSCOPE_MUTATION_PART: name, POOLSCOPE_MUTATION_WHOLE: '1', POOLSCOPE_SKIP_BUILD: '1' },
+      env,
     });
     if (beside) {
       for (const [from, to] of [
@@ -67,7 +77,7 @@ function runPart(name, { beside = false } = {}) {
 
 async function timedRun(name, options) {
   const started = Date.now();
-  process.stdout.write(`\nmutation: part ${name} (${full ? 'every mutant' : 'incremental'}${options?.beside ? `, beside the others on ${MUTATION_PARTS[name].concurrency ?? 1} test runner(s)` : ''})\n`);
+  process.stdout.write(`\nmutation: part ${name} (${full ? 'every mutant' : `incremental, against mutation-baseline/${name}.json`}${options?.beside ? `, beside the others on ${MUTATION_PARTS[name].concurrency ?? 1} test runner(s)` : ''})\n`);
   const code = await runPart(name, options);
   return { name, code, seconds: Math.round((Date.now() - started) / 1000) };
 }
