@@ -18,6 +18,7 @@ import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_PARTS, MUTATION_PARTS, PART_NAMES, THRESHOLDS } from './mutation-parts.mjs';
+import { recordUnseen, UNSEEN_RECORD, unseenChanges, unseenInputs } from './mutation-unseen.mjs';
 
 const BREAK = THRESHOLDS.break;
 const FILE_BREAK = THRESHOLDS.file;
@@ -33,6 +34,8 @@ const mergeOnly = args.includes('--merge-only');
 const named = args.filter((arg) => !arg.startsWith('--'));
 // Any other `--option=value` goes to StrykerJS, e.g. `--concurrency=1` on a busy machine.
 const passed = args.filter((arg) => arg.startsWith('--') && arg !== '--full' && arg !== '--merge-only');
+// A run that narrows the mutants to some files judges them on a copy of the baseline (runPart).
+const narrowed = passed.some((arg) => arg.startsWith('--mutate'));
 const unknown = named.filter((name) => !(name in MUTATION_PARTS));
 if (unknown.length > 0) {
   process.stderr.write(`mutation: unknown part ${unknown.join(', ')} (parts: ${PART_NAMES.join(', ')})\n`);
@@ -51,7 +54,7 @@ async function runPart(name, { beside = false } = {}) {
   const strykerBin = `${repoRoot}node_modules/@stryker-mutator/core/bin/stryker.js`;
   const strykerArgs = ['run', 'stryker.config.mjs', '--incremental', ...(full ? ['--force'] : []), ...(beside ? [`--concurrency=${MUTATION_PARTS[name].concurrency ?? 1}`] : []), ...passed];
   const env = { ...process.env, POOLSCOPE_MUTATION_PART: name, POOLSCOPE_MUTATION_WHOLE: '1', POOLSCOPE_SKIP_BUILD: '1' };
-  if (passed.some((arg) => arg.startsWith('--mutate'))) {
+  if (narrowed) {
     const copy = `reports/mutation/${name}/incremental.json`;
     await mkdir(`${repoRoot}reports/mutation/${name}`, { recursive: true });
     await copyFile(`${repoRoot}mutation-baseline/${name}.json`, `${repoRoot}${copy}`).catch(() => undefined);
@@ -100,6 +103,12 @@ if (mergeOnly) {
   outcomes.push(...(await alongside));
 }
 
+// The inputs StrykerJS's diff does not see (scripts/mutation-unseen.mjs): a full run records them with its
+// baselines; any other run names those changed since, as its reused results were judged with the old ones.
+const unseenNow = await unseenInputs(repoRoot);
+const unseen = mergeOnly ? {} : full && !narrowed ? {} : await unseenChanges(repoRoot, parts, unseenNow);
+if (full && !narrowed && !mergeOnly) await recordUnseen(repoRoot, outcomes.filter(({ code }) => code === 0).map(({ name }) => name), unseenNow);
+
 // One report of every part run now: each part's files under one root.
 const merged = { schemaVersion: '2', thresholds: { high: THRESHOLDS.high, low: THRESHOLDS.low }, files: {}, projectRoot: repoRoot };
 for (const { name } of outcomes) {
@@ -142,6 +151,10 @@ for (const [path, m] of rows) {
 }
 for (const { name, code, seconds } of outcomes) {
   process.stdout.write(`mutation: part ${name}: ${code === 0 ? 'passed' : `failed (exit ${code})`} in ${seconds} s\n`);
+}
+for (const [name, paths] of Object.entries(unseen)) {
+  const what = paths === null ? `no full run recorded in ${UNSEEN_RECORD}` : `changed since its baseline's full run, unseen by StrykerJS's diff: ${paths.join(', ')}`;
+  process.stdout.write(`mutation: part ${name}: ${what}; its reused results may be stale (npm run mutation -- --full ${name})\n`);
 }
 // A file without a valid mutant (all of it ignored or equivalent) has no score to judge.
 const weak = rows.filter(([, m]) => m.totalValid > 0 && !(m.mutationScore >= FILE_BREAK));
