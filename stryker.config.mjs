@@ -30,8 +30,8 @@ export default {
   jsonReporter: { fileName: `reports/mutation/${part.name}/mutation.json` },
   htmlReporter: { fileName: `reports/mutation/${part.name}/mutation.html` },
   clearTextReporter: { allowColor: false, logTests: false, reportScoreTable: true },
-  // The part's last full result, committed (see scripts/mutation.mjs): every run, CI's too, retests only
-  // the mutants whose code or tests changed since, and writes the file back.
+  // The part's committed baseline (see scripts/mutation.mjs): every run, CI's too, retests only the
+  // mutants whose code or tests changed since, and writes the file back.
   incrementalFile: process.env.POOLSCOPE_MUTATION_INCREMENTAL_FILE ?? `mutation-baseline/${part.name}.json`,
   // One sandbox folder per part, so two parts may run at once (each with --concurrency=1).
   tempDirName: `.stryker-tmp/${part.name}`,
