@@ -161,6 +161,19 @@ async function threeRegions(sizes: PartContext['sizes'], logger: PartContext['lo
             targetText: '≤ 2 s',
           }),
           informational({ id: 'regions.return_p50', label: `r3 released → an r1/r2 replica lists its ${n(pools)} pools, p50`, value: drop.listed.p50, unit: 'ms' }),
+          informational({
+            id: 'regions.return_resumed',
+            label: `returns where r3's log was resumed where it was left (the rest read a snapshot of r3), of ${drop.listed.count}`,
+            value: drop.resume.count,
+            unit: '',
+          }),
+          informational({ id: 'regions.return_resume_waited_p50', label: "of which: release → the resume of r3's log starts (reconnecting, its ready check, the backoff), p50", value: drop.resumeWaited.p50, unit: 'ms' }),
+          informational({
+            id: 'regions.return_resume_p50',
+            label: "of which: the resume (the log's first read beside a due read, across the proxy; the dropped pools put back), p50",
+            value: drop.resume.p50,
+            unit: 'ms',
+          }),
           informational({ id: 'regions.return_waited_p50', label: 'of which: release → the snapshot read of r3 starts, p50', value: drop.waited.p50, unit: 'ms' }),
           informational({ id: 'regions.return_read_p50', label: `of which: the snapshot read of r3 (${n(pools)} pools, across the proxy; reconnecting included; its leases applied as they arrive), p50`, value: drop.read.p50, unit: 'ms' }),
           informational({ id: 'regions.return_apply_p50', label: 'of which: applying the settled snapshot (what the read had not applied), p50', value: drop.apply.p50, unit: 'ms' }),
@@ -201,6 +214,8 @@ async function threeRegions(sizes: PartContext['sizes'], logger: PartContext['lo
             snapshotWaitMs: roundAll(drop.waited),
             snapshotReadMs: roundAll(drop.read),
             snapshotApplyMs: roundAll(drop.apply),
+            resumeWaitMs: roundAll(drop.resumeWaited),
+            resumeMs: roundAll(drop.resume),
             samples: drop.samples,
           },
           replicaWarningCount: warnings.length,
@@ -390,6 +405,8 @@ async function measureDropAndReturn(setup: RegionsSetup, pools: number, rounds: 
   const waited: number[] = [];
   const read: number[] = [];
   const apply: number[] = [];
+  const resumeWaited: number[] = [];
+  const resume: number[] = [];
   const samples: Record<string, unknown>[] = [];
   for (let roundIndex = 0; roundIndex < rounds; roundIndex += 1) {
     logger.info({ round: roundIndex + 1, holdSecs: HOLD_SECS }, 'regions: r3 cut from r1 and r2 until dropped, then released');
@@ -427,17 +444,23 @@ async function measureDropAndReturn(setup: RegionsSetup, pools: number, rounds: 
         return { name, listedAt: listedAt!, completeAt: performance.now() };
       }),
     );
-    // The replica logs the snapshot once applied; its line may reach this process a little after the list.
-    const snapshots = await Promise.all(
+    // The replica logs the snapshot once applied, or the log resumed where it was left (no snapshot read);
+    // the line may reach this process a little after the list.
+    const returns = await Promise.all(
       followers.map(({ replica }, i) =>
-        waitFor(() => replica.logs.slice(logsFrom[i]).find((line) => line.msg === 'store snapshot applied' && line.region === 'r3'), {
-          timeoutMs: 2000,
-          intervalMs: 20,
-        }).catch(() => undefined),
+        waitFor(
+          () => replica.logs.slice(logsFrom[i]).find((line) => (line.msg === 'store snapshot applied' || line.msg === 'change log resumed') && line.region === 'r3'),
+          { timeoutMs: 2000, intervalMs: 20 },
+        ).catch(() => undefined),
       ),
     );
     outcomes.forEach(({ name, listedAt, completeAt }, i) => {
-      const snapshot = snapshots[i];
+      const snapshot = returns[i]?.msg === 'store snapshot applied' ? returns[i] : undefined;
+      const resumed = returns[i]?.msg === 'change log resumed' ? returns[i] : undefined;
+      const resumeMs = typeof resumed?.resume_ms === 'number' ? resumed.resume_ms : undefined;
+      const resumeStartedMs = resumeMs !== undefined && typeof resumed?.time === 'number' ? resumed.time - resumeMs - epochOf(releasedAt) : undefined;
+      if (resumeMs !== undefined) resume.push(resumeMs);
+      if (resumeStartedMs !== undefined) resumeWaited.push(resumeStartedMs);
       const readMs = typeof snapshot?.read_ms === 'number' ? snapshot.read_ms : undefined;
       const applyMs = typeof snapshot?.apply_ms === 'number' ? snapshot.apply_ms : undefined;
       // The line is logged when the snapshot was read and applied: its start is that much earlier.
@@ -454,7 +477,7 @@ async function measureDropAndReturn(setup: RegionsSetup, pools: number, rounds: 
       // What the replica met between the release and that snapshot (a connection still waiting to reconnect shows here).
       const failures = followers[i]!.replica.logs
         .slice(logsFrom[i])
-        .filter((line) => line.region === 'r3' && line.msg === 'store cannot be read; keeping the last view' && (snapshot === undefined || (line.time as number) <= (snapshot.time as number)))
+        .filter((line) => line.region === 'r3' && line.msg === 'store cannot be read; keeping the last view' && (returns[i] === undefined || (line.time as number) <= (returns[i]!.time as number)))
         .map((line) => `${new Date(line.time as number).toISOString().slice(11, 23)} ${String(line.err)}`);
       samples.push({
         round: roundIndex + 1,
@@ -465,6 +488,8 @@ async function measureDropAndReturn(setup: RegionsSetup, pools: number, rounds: 
         snapshotReadStartedMs: readStartedMs === undefined ? null : round(readStartedMs),
         snapshotReadMs: readMs ?? null,
         snapshotApplyMs: applyMs ?? null,
+        resumeStartedMs: resumeStartedMs === undefined ? null : round(resumeStartedMs),
+        resumeMs: resumeMs ?? null,
         releasedAt: new Date(epochOf(releasedAt)).toISOString().slice(11, 23),
         failedReadsAfterRelease: failures,
       });
@@ -479,6 +504,8 @@ async function measureDropAndReturn(setup: RegionsSetup, pools: number, rounds: 
     waited: summarize(waited),
     read: summarize(read),
     apply: summarize(apply),
+    resumeWaited: summarize(resumeWaited),
+    resume: summarize(resume),
     samples,
   };
 }

@@ -129,6 +129,7 @@ export class Join {
           // busy throughout, and parts published would only make every GET /pools meanwhile write a body.
           ...(home ? {} : { reading: (r: string, receipt: number) => this.leases.reading(r, receipt) }),
           snapshot: (r, snapshot, holdMissing, receipt) => this.leases.snapshot(r, snapshot, holdMissing, receipt),
+          resumed: (r, receipt, due) => this.leases.resumed(r, receipt, due),
           event: (r, event, receipt) => this.leases.event(r, event, receipt),
           due: (r, lapses, sentAfter) => this.leases.due(r, lapses, sentAfter),
           status: (r) => this.updateRegionSource(r),

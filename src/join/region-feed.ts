@@ -21,6 +21,8 @@ export interface RegionFeedSink<R = Registration> {
   reading?(region: string, receipt: number): SnapshotReading<R>;
   /** A full read of the region. `holdMissing`: the store is being refilled, so pools it lacks are kept. */
   snapshot(region: string, snapshot: StoreSnapshot<R>, holdMissing: boolean, receipt: number): void | Promise<void>;
+  /** The region's log was resumed where it was left (StoreFeedSink.resumed). */
+  resumed?(region: string, receipt: number, due: readonly DueLapse[]): void | Promise<void>;
   /** `receipt`, and a due read's `sentAfter`: the feed's receipt order (StoreFeedSink). */
   event(region: string, event: LeaseEvent<R>, receipt: number): void;
   due(region: string, lapses: DueLapse[], sentAfter: number): void;
@@ -121,6 +123,7 @@ export class RegionFeed<R = Registration> {
       sink: {
         ...(sink.reading ? { reading: (receipt: number) => sink.reading!(region, receipt) } : {}),
         snapshot: (snapshot, receipt) => this.applySnapshot(snapshot, receipt),
+        ...(sink.resumed ? { resumed: (receipt: number, due: readonly DueLapse[]) => sink.resumed!(region, receipt, due) } : {}),
         event: (event, receipt) => sink.event(region, event, receipt),
         due: (lapses, sentAfter) => sink.due(region, lapses, sentAfter),
         status: (readable, reason) => this.setReadable(readable, reason),

@@ -1,10 +1,11 @@
 // What each region's leases do to the pools (docs/design.md "Scale and regions"): a store snapshot
-// (applied as it is read, then settled), the change log's events, a followed region's due reads, and the
-// drop of a region held past its hold. Every region's feed hands its reads here (RegionFeedSink); the
+// (applied as it is read, then settled), the change log's events, a followed region's due reads, the
+// drop of a region held past its hold, and its return where its log is resumed (the dropped leases put
+// back, less those that ran out meanwhile). Every region's feed hands its reads here (RegionFeedSink); the
 // pools' machines take them as events and the listed view follows.
 import type { PoolKey } from '../contract/index.js';
 import type { DueLapse, LeaseEvent, LeaseRecord, StoreSnapshot } from '../store/types.js';
-import { DEFAULT_BATCH_SIZE, inBatches } from './batches.js';
+import { DEFAULT_BATCH_SIZE, eachBatch, inBatches } from './batches.js';
 import type { ListedView } from './listed-view.js';
 import type { PoolDirectory } from './pool-directory.js';
 import type { SnapshotReading } from './store-feed.js';
@@ -23,6 +24,12 @@ export class RegionLeases {
   private readonly dropping = new Map<string, symbol>();
   /** Regions whose drop went through, until a snapshot of them settles. */
   private readonly dropped = new Set<string>();
+  /**
+   * Per dropped region, the leases its drop took from the pools, until the region is read again: a
+   * resumed log starts from them (resumed()), a snapshot replaces them. The records the pools held, not
+   * copies: a drop adds no memory for as long as the pools' registrations are still referenced elsewhere.
+   */
+  private readonly kept = new Map<string, HeldLease[]>();
   /** Per region, a snapshot being read (see reading()). */
   private readonly readings = new Map<string, Reading>();
   private readonly batchSize: number;
@@ -35,6 +42,7 @@ export class RegionLeases {
   stop(): void {
     this.dropping.clear();
     this.dropped.clear();
+    this.kept.clear();
   }
 
   /** One entry of the region's change log: a lapse of a pool this replica never knew is nothing to it. */
@@ -46,7 +54,7 @@ export class RegionLeases {
     }
   }
 
-  private applyLease(region: string, { key, registration, deadlineMs, version, changedAtMs }: LeaseRecord, receipt: number): void {
+  private applyLease(region: string, { key, registration, deadlineMs, version, changedAtMs }: HeldLease, receipt: number): void {
     this.options.directory.send(key, { type: 'LEASE_UPSERT', region, registration, deadlineMs, version, changedAtMs, receipt });
   }
 
@@ -90,6 +98,7 @@ export class RegionLeases {
     // A drop of this region under way stops here: this read decides the pools it has not reached.
     this.dropping.delete(region);
     this.dropped.delete(region);
+    this.kept.delete(region);
     const reading = this.readings.get(region);
     this.readings.delete(region);
     const live = new Set<PoolKey>();
@@ -112,6 +121,30 @@ export class RegionLeases {
       }
       await inBatches(gone, size, (key) => this.options.directory.send(key, { type: 'LEASE_LAPSED', region }));
     });
+  }
+
+  /**
+   * The region's log was resumed where it was left, so the pools as they were are still its state up to
+   * there: a drop under way ends, and the leases a drop took are put back (one `upsert` each, in batches
+   * that yield the event loop), except those `due` names (their deadline passed while the region could
+   * not be read: a pool that died meanwhile is not listed again, even for a moment). The log's entries
+   * since follow. Leases still held were never taken and are not applied twice.
+   */
+  async resumed(region: string, receipt: number, due: readonly DueLapse[]): Promise<void> {
+    this.dropping.delete(region);
+    this.dropped.delete(region);
+    const kept = this.kept.get(region);
+    this.kept.delete(region);
+    if (kept === undefined) return;
+    const ranOut = new Set(due.map(({ key }) => key));
+    // An `upsert` each, a batch under one revision, as a snapshot's leases are as they are read.
+    await eachBatch(kept, this.batchSize, (batch) =>
+      this.options.view.group(() => {
+        for (const record of batch) {
+          if (!ranOut.has(record.key) && !this.options.directory.get(record.key)?.getSnapshot().context.leases[region]) this.applyLease(region, record, receipt);
+        }
+      }),
+    );
   }
 
   /**
@@ -140,11 +173,20 @@ export class RegionLeases {
     // What a read under way applied may be dropped now: its settled snapshot applies every lease again.
     const reading = this.readings.get(region);
     if (reading) reading.applied = false;
-    const holding: PoolKey[] = [];
-    for (const [key, context] of this.options.directory.contexts()) if (context.leases[region]) holding.push(key);
+    const holding: HeldLease[] = [];
+    for (const [key, { leases }] of this.options.directory.contexts()) {
+      const lease = leases[region];
+      if (lease) holding.push({ key, registration: lease.registration, deadlineMs: lease.deadlineMs, version: lease.version, changedAtMs: lease.changedAtMs });
+    }
     const current = () => this.dropping.get(region) === drop;
-    await inBatches(holding, this.batchSize, (key) => {
-      if (current()) this.options.directory.sendIfKnown(key, { type: 'REGION_DROPPED', region });
+    // A region is dropped once per time it cannot be read: whatever read it last (a snapshot, a resume)
+    // took what an earlier drop kept.
+    const kept: HeldLease[] = [];
+    this.kept.set(region, kept);
+    await inBatches(holding, this.batchSize, (record) => {
+      if (!current()) return;
+      kept.push(record);
+      this.options.directory.sendIfKnown(record.key, { type: 'REGION_DROPPED', region });
     });
     if (!current()) return false;
     this.dropping.delete(region);
@@ -153,6 +195,9 @@ export class RegionLeases {
     return true;
   }
 }
+
+/** What a pool holds of a region's lease: what an `upsert` of it is made of. */
+type HeldLease = Pick<LeaseRecord, 'key' | 'registration' | 'deadlineMs' | 'version' | 'changedAtMs'>;
 
 /** A snapshot being read: the leases it handed over so far. */
 interface Reading {

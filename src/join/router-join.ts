@@ -77,6 +77,8 @@ export class RouterJoin {
   private warmupTimer: NodeJS.Timeout | undefined;
   /** Keys already warned of as unreadable (once per key and content). */
   private readonly unreadable = new Set<string>();
+  /** Per dropped region, the router leases its drop took, until it is read again (as the pools': RegionLeases). */
+  private readonly kept = new Map<string, Array<[id: string, lease: RouterLease]>>();
 
   constructor(private readonly options: RouterJoinOptions) {
     const withRegions = options.regions !== undefined;
@@ -104,6 +106,7 @@ export class RouterJoin {
         backoff: options.storeBackoff ?? (home ? undefined : FOLLOWED_REGION_BACKOFF),
         sink: {
           snapshot: (r, snapshot, holdMissing) => this.applySnapshot(r, snapshot, holdMissing),
+          resumed: (r, _receipt, due) => this.resumeRegion(r, due),
           event: (r, event) => this.applyEvent(r, event),
           due: (r, lapses) => this.applyDue(r, lapses),
           status: (r) => this.updateRegionSource(r),
@@ -190,6 +193,7 @@ export class RouterJoin {
   }
 
   private async applySnapshot(region: string, snapshot: StoreSnapshot<RouterRegistration>, holdMissing: boolean): Promise<void> {
+    this.kept.delete(region);
     const live = new Set<string>();
     this.view.batch(() => {
       for (const { key, registration, deadlineMs, changedAtMs } of snapshot.records) {
@@ -210,9 +214,27 @@ export class RouterJoin {
 
   /** The hold ran out: every router lease of the region leaves this replica's view (a `delete` each). */
   private dropRegion(region: string): boolean {
-    // Stryker disable next-line ConditionalExpression: equivalent in behaviour, clearLease returns at once for a router the region holds no lease of; the check only saves the call
-    for (const [id, byRegion] of [...this.leases]) if (byRegion.has(region)) this.clearLease(region, id);
+    const kept = this.kept.get(region) ?? [];
+    for (const [id, byRegion] of [...this.leases]) {
+      const lease = byRegion.get(region);
+      if (lease === undefined) continue;
+      kept.push([id, lease]);
+      this.clearLease(region, id);
+    }
+    this.kept.set(region, kept);
     return true;
+  }
+
+  /**
+   * The region's log was resumed where it was left: the router leases its drop took come back, but for
+   * those whose deadline passed meanwhile (`due`); the log's entries since follow.
+   */
+  private resumeRegion(region: string, due: readonly DueLapse[]): void {
+    const kept = this.kept.get(region);
+    if (kept === undefined) return;
+    this.kept.delete(region);
+    const ranOut = new Set(due.map(({ key }) => key));
+    for (const [id, lease] of kept) if (!ranOut.has(id) && !this.leases.get(id)?.has(region)) this.setLease(region, id, lease);
   }
 
   private setLease(region: string, id: string, lease: RouterLease): void {

@@ -1,7 +1,9 @@
 // Follows one store: a full snapshot, then the change log from the snapshot's position, into the
-// pools. Re-reads a snapshot when the log no longer reaches back (PositionLostError) and, after any
-// other failure, once a backoff has passed (0.25 s doubling to 2 s, jittered) or as soon as the store
-// answers any command again, whichever comes first; meanwhile the view stays as it was, marked incomplete
+// pools. After a failure it tries again once a backoff has passed (0.25 s doubling to 2 s, jittered) or
+// as soon as the store answers any command again, whichever comes first, and resumes the log where it
+// left it: the entries since are all that changed the view (docs/design.md "Resuming the log"). It
+// re-reads a snapshot only when the log no longer reaches back (PositionLostError), the store's data was
+// replaced, or the caller asks (resnapshot). Meanwhile the view stays as it was, marked incomplete
 // (self-preservation: an outage of the store is not an outage of the pools, so nothing lapses locally).
 // On a timer it also sweeps the store it owns (the home region's: lapses logged on the store's clock)
 // or, for a store it only follows, reads the leases whose deadline passed there (docs/design.md "Scale
@@ -30,6 +32,14 @@ export interface StoreFeedSink<R = Registration> {
   reading?(receipt: number): SnapshotReading<R>;
   /** A full read: every live lease. Keys not in it have no live lease. The feed is readable once it settles. */
   snapshot(snapshot: StoreSnapshot<R>, receipt: number): void | Promise<void>;
+  /**
+   * After a failure, the log was found to reach back to where the feed left it: the view as it was is
+   * still good, and the log's entries since follow. Called before them, and awaited: what the sink put
+   * aside meanwhile (a dropped region's leases) goes back here, without those `due` names (a followed
+   * store's leases whose deadline passed, read just now; for a store this replica sweeps, none: its
+   * lapses are in the log). The feed is readable once it settles.
+   */
+  resumed?(receipt: number, due: readonly DueLapse[]): void | Promise<void>;
   event(event: LeaseEvent<R>, receipt: number): void;
   /** readable: the last snapshot was read and the log is being followed. */
   status(readable: boolean, reason?: string): void;
@@ -120,6 +130,11 @@ export class StoreFeed<R = Registration> {
   private receipts = 0;
   /** The receipt of the snapshot being read (its leases may be handed over meanwhile: StoreFeedSink.reading). */
   private readingReceipt: number | undefined;
+  /**
+   * Where the log was left: the settled snapshot's position, then each event's. Undefined until a snapshot
+   * settles, and whenever one must be read again (a lost position, replaced data, resnapshot()).
+   */
+  private resumeFrom: { position: string; epoch: string } | undefined;
 
   constructor(private readonly options: StoreFeedOptions<R>) {
     this.backoff = new Backoff(options.backoff ?? STORE_BACKOFF);
@@ -206,6 +221,7 @@ export class StoreFeed<R = Registration> {
 
   /** Re-read a full snapshot now (the current watch ends; the log is followed again from the new one). */
   resnapshot(): void {
+    this.resumeFrom = undefined;
     this.round?.abort();
   }
 
@@ -219,20 +235,35 @@ export class StoreFeed<R = Registration> {
       const endRound = () => round.abort();
       signal.addEventListener('abort', endRound, { once: true });
       try {
-        const from = await this.readSnapshot(signal);
+        // Where the last round left the log, or (first, or when it cannot be resumed) a snapshot's position.
+        const resuming = this.resumeFrom;
+        const from = resuming ?? (await this.readSnapshot(signal));
         if (from === undefined) return;
-        this.backoff.reset();
-        for await (const event of store.watch(from.position, round.signal, from.epoch)) {
+        if (!resuming) this.backoff.reset();
+        const cursor = { ...from };
+        this.resumeFrom = cursor;
+        const reached = resuming && this.resumeReached(cursor, round.signal);
+        for await (const event of store.watch(from.position, round.signal, from.epoch, reached)) {
           this.noteRead();
+          // (After resnapshot() the cursor is no longer resumeFrom: the snapshot read next decides.)
+          cursor.position = event.position;
           sink.event(event, ++this.receipts);
         }
+        // The log ended without an error: resnapshot() or stop ended the round, or the store closed under
+        // it. Read anew.
+        this.resumeFrom = undefined;
       } catch (error) {
         if (signal.aborted) return;
         if (error instanceof StoreReplacedError) {
+          this.resumeFrom = undefined;
           sink.replaced?.();
           continue;
         }
+        // Data known to be stale (a read replica cut off from its master): only a snapshot, once it is
+        // current, brings what changed without a log entry.
+        if (isStaleData(error)) this.resumeFrom = undefined;
         if (error instanceof PositionLostError) {
+          this.resumeFrom = undefined;
           logger.info({ position: error.position }, 'fell behind the change log; re-reading a snapshot');
           continue;
         }
@@ -288,6 +319,33 @@ export class StoreFeed<R = Registration> {
       'store snapshot applied',
     );
     return { position: snapshot.position, epoch: snapshot.epoch };
+  }
+
+  /**
+   * What runs once a resumed log is found to reach back to where it was left (LeaseReader.watch's
+   * `reached`): the sink takes back what it put aside, then the feed is readable again, as after a
+   * snapshot; the entries since follow. A followed store is asked which leases ran out meanwhile (a store
+   * this replica sweeps logs every lapse), in a read sent now, beside the log's first read rather than
+   * after it: over a WAN that is a round trip less. That read also proves a read replica current, as a
+   * snapshot's does: one that is not throws a StaleDataError, and the feed reads a snapshot once it is.
+   */
+  private resumeReached(cursor: { position: string }, round: AbortSignal): () => Promise<void> {
+    const { store, sink, logger, sweep } = this.options;
+    const started = performance.now();
+    const due = sweep ? Promise.resolve([]) : store.dueLapses(this.options.dueGraceMs ?? DEFAULT_DUE_GRACE_MS);
+    // Settled here too: when the log's first read fails, nothing awaits it.
+    due.catch(() => undefined);
+    return async () => {
+      this.noteRead();
+      // Awaited whether or not the sink takes it: a stale read replica fails the resume either way.
+      const lapses = await due;
+      await sink.resumed?.(++this.receipts, lapses);
+      if (round.aborted) return;
+      this.backoff.reset();
+      this.failing = false;
+      sink.status(true);
+      logger.info({ position: cursor.position, resume_ms: Math.round(performance.now() - started) }, 'change log resumed');
+    };
   }
 
   /** The backoff, cut short when the store answers a command again (a heartbeat, a sweep). */

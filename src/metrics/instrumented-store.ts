@@ -37,7 +37,7 @@ export function instrumentStore(options: InstrumentedStoreOptions): Registration
       return result;
     },
     snapshot: (onRead) => timed('snapshot', () => store.snapshot(onRead)),
-    watch: (position, signal) => store.watch(position, signal),
+    watch: (position, signal, epoch, reached) => store.watch(position, signal, epoch, reached),
     sweep: () => timed('sweep', () => store.sweep()),
     dueLapses: (graceMs) => timed('due', () => store.dueLapses(graceMs)),
     ...(store.renewalWindow ? { renewalWindow: () => timed('renewal window', () => store.renewalWindow!()) } : {}),

@@ -51,9 +51,13 @@ export class MemoryChangeLog<R = Registration> {
     this.wake();
   }
 
-  /** The events after `position`, in order, until `signal` aborts or the log is closed. */
-  async *follow(position: string, signal: AbortSignal): AsyncGenerator<LeaseEvent<R>, void, undefined> {
+  /**
+   * The events after `position`, in order, until `signal` aborts or the log is closed; `reached` is awaited
+   * once the log is found to reach back to `position`, before any event (LeaseReader.watch).
+   */
+  async *follow(position: string, signal: AbortSignal, reached?: () => Promise<void>): AsyncGenerator<LeaseEvent<R>, void, undefined> {
     let cursor = this.parse(position);
+    await reached?.();
     for (;;) {
       if (signal.aborted || this.closed) return;
       // Checked on every step: the consumer may be slow enough for the log to be trimmed under it.

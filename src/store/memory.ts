@@ -5,7 +5,7 @@ import { poolKey, type PoolKey, type Registration, type RouterRegistration } fro
 import { canonicalJson } from './canonical-json.js';
 import { MemoryChangeLog } from './memory-change-log.js';
 import type { DueLapse, HeartbeatResult, LeaseEvent, LeaseRecord, RegistrationStore, StoreSnapshot, SweepResult } from './types.js';
-import { StoreUnavailableError } from './types.js';
+import { PositionLostError, StoreUnavailableError } from './types.js';
 
 export const DEFAULT_CHANGE_LOG_CAP = 10_000;
 
@@ -95,8 +95,11 @@ class MemoryStore<R> implements RegistrationStore<R> {
     return { records, position: this.log.position, nowMs, epoch: this.epoch };
   }
 
-  watch(position: string, signal: AbortSignal): AsyncIterable<LeaseEvent<R>> {
-    return this.log.follow(position, signal);
+  async *watch(position: string, signal: AbortSignal, epoch?: string, reached?: () => Promise<void>): AsyncGenerator<LeaseEvent<R>, void, undefined> {
+    this.assertOpen();
+    // A position read in another lifetime of the store (before a restart) names nothing in this log.
+    if (epoch !== undefined && epoch !== this.epoch) throw new PositionLostError(position);
+    yield* this.log.follow(position, signal, reached);
   }
 
   async dueLapses(graceMs = 0): Promise<DueLapse[]> {

@@ -101,8 +101,12 @@ export interface LeaseReader<R = Registration> {
    * store whose epoch is no longer it (its data flushed or replaced under traffic) ends the watch with
    * PositionLostError, and one whose log lost the position without being trimmed (a restore) with
    * StoreReplacedError, so the caller reads a snapshot again.
+   *
+   * `reached`, when given, is called once the first read of the log found that it still reaches back to
+   * `position`, before any event is yielded, and awaited: a follower resuming its log after a failure
+   * (rather than reading a snapshot) learns there that the store answers and its view is still good.
    */
-  watch(position: string, signal: AbortSignal, epoch?: string): AsyncIterable<LeaseEvent<R>>;
+  watch(position: string, signal: AbortSignal, epoch?: string, reached?: () => Promise<void>): AsyncIterable<LeaseEvent<R>>;
   /**
    * The leases whose deadline is at least `graceMs` (default 0) in the past on the store's own clock, soonest
    * first, read without lapsing them (nothing is logged or removed): a follower treats them as lapsed even

@@ -205,7 +205,7 @@ function unreachableStore(): RegistrationStore {
       throw new StoreUnavailableError('connect ECONNREFUSED 127.0.0.1:1');
     },
     snapshot: () => inner.snapshot(),
-    watch: (position, signal) => inner.watch(position, signal),
+    watch: (position, signal, epoch, reached) => inner.watch(position, signal, epoch, reached),
     sweep: () => inner.sweep(),
     dueLapses: (graceMs) => inner.dueLapses(graceMs),
     close: () => inner.close(),

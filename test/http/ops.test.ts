@@ -58,7 +58,7 @@ describe('operations routes while the store cannot be read', () => {
       snapshot: async () => {
         throw new StoreUnavailableError('store frozen');
       },
-      watch: (position, signal) => inner.watch(position, signal),
+      watch: (position, signal, epoch, reached) => inner.watch(position, signal, epoch, reached),
       dueLapses: (graceMs) => inner.dueLapses(graceMs),
       sweep: () => inner.sweep(),
       close: () => inner.close(),
@@ -88,8 +88,10 @@ describe('operations routes while the store cannot be read', () => {
         if (broken) throw new StoreUnavailableError('redis at 127.0.0.1:1 does not answer');
         return inner.snapshot();
       },
-      async *watch(position, signal) {
-        for await (const event of inner.watch(position, signal)) {
+      async *watch(position, signal, epoch, reached) {
+        // Broken: a resume of the log fails as the snapshot does.
+        if (broken) throw new StoreUnavailableError('redis at 127.0.0.1:1 does not answer');
+        for await (const event of inner.watch(position, signal, epoch, reached)) {
           if (broken) throw new StoreUnavailableError('redis at 127.0.0.1:1 does not answer');
           yield event;
         }

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { WatchEvent } from '../../src/contract/index.js';
 import { Join } from '../../src/join/join.js';
 import { createMemoryStore } from '../../src/store/memory.js';
-import { StoreUnavailableError, type RegistrationStore } from '../../src/store/types.js';
+import { PositionLostError, StoreUnavailableError, type RegistrationStore } from '../../src/store/types.js';
 import { silentLogger } from '../support/logs.js';
 import { registration } from '../support/registration.js';
 import { eventually, throughout } from '../support/wait.js';
@@ -162,8 +162,7 @@ describe('Join (registrations): the store cannot be read', () => {
     await eventually(() => expect(join.view.complete).toBe(true));
     events.length = 0;
 
-    store.failSnapshots = failing(1000);
-    store.breakWatches(new StoreUnavailableError('connection reset'));
+    store.setCut(true, new StoreUnavailableError('connection reset'));
     await eventually(() => expect(join.view.complete).toBe(false));
     expect(join.storeReadable.ok).toBe(false);
     expect(join.storeReadable.reason).toMatch(/^store cannot be read: /);
@@ -172,7 +171,7 @@ describe('Join (registrations): the store cannot be read', () => {
     expect(names(join)).toEqual(['pool-a']);
     expect(events).toEqual([{ kind: 'resync', data: expect.objectContaining({ complete: false }) }]);
 
-    store.failSnapshots = [];
+    store.setCut(false);
     await eventually(() => expect(join.view.complete).toBe(true));
     expect(join.storeReadable).toEqual({ ok: true });
     expect(names(join)).toEqual(['pool-a']);
@@ -202,23 +201,40 @@ describe('Join (registrations): the store cannot be read', () => {
     expect(join.ready).toBe(true);
   });
 
-  it('a pool that lapsed during the outage leaves through the resync of the re-read, without a delete', async () => {
-    const leaseMs = 300;
+  /** The pool's lease runs out while the store cannot be read; resolves once the store no longer holds it. */
+  async function lapsedInOutage(leaseMs: number) {
     const { join, store, events } = startOutageJoin(leaseMs);
     await store.heartbeat(POOL);
     await eventually(() => expect(names(join)).toEqual(['pool-a']));
+    await eventually(() => expect(join.view.complete).toBe(true));
 
-    store.failSnapshots = failing(1000);
-    store.breakWatches(new StoreUnavailableError('connection reset'));
+    store.setCut(true, new StoreUnavailableError('connection reset'));
     await eventually(() => expect(join.view.complete).toBe(false));
     // Self-preservation: nothing lapses on this replica's clock while the store cannot be read.
     const inner = store.inner;
     await eventually(async () => expect((await inner.snapshot()).records).toEqual([]), { timeoutMs: leaseMs + 1000 });
     expect(names(join)).toEqual(['pool-a']);
     events.length = 0;
+    return { join, store, events };
+  }
 
-    store.failSnapshots = [];
+  it('a pool that lapsed during the outage: the log resumed where it was left brings its lapse, a delete', async () => {
+    const { join, store, events } = await lapsedInOutage(300);
+    const reads = store.snapshotCalls;
+    store.setCut(false);
     await eventually(() => expect(names(join)).toEqual([]));
+    expect(events.filter((e) => e.kind === 'delete').map((e) => e.kind === 'delete' && e.data.pool.name)).toEqual(['pool-a']);
+    expect(store.snapshotCalls).toBe(reads);
+    expect(join.directory.get('c1/llm/pool-a')?.getSnapshot().value).toBe('lapsed');
+  });
+
+  it('a pool that lapsed during the outage, when the log no longer reaches back: it leaves through the resync of the re-read, without a delete', async () => {
+    const { join, store, events } = await lapsedInOutage(300);
+    const reads = store.snapshotCalls;
+    store.setCut(false);
+    store.failWatches.push(new PositionLostError('0'));
+    await eventually(() => expect(names(join)).toEqual([]));
+    expect(store.snapshotCalls).toBe(reads + 1);
     expect(events.map((e) => e.kind)).not.toContain('delete');
     expect(events.find((e) => e.kind === 'resync')).toMatchObject({ data: { pools: [] } });
     expect(join.directory.get('c1/llm/pool-a')?.getSnapshot().value).toBe('lapsed');

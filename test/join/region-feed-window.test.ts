@@ -24,16 +24,10 @@ afterEach(async () => {
 class WindowStore extends DelegatingStore {
   window: RenewalWindowStatus = { nowMs: 0, stampMs: undefined, lastOutage: undefined, open: false, holding: false };
   windowReads = 0;
-  epoch: string | undefined;
 
   async renewalWindow(): Promise<RenewalWindowStatus> {
     this.windowReads += 1;
     return this.window;
-  }
-
-  override async snapshot() {
-    const snapshot = await super.snapshot();
-    return this.epoch === undefined ? snapshot : { ...snapshot, epoch: this.epoch };
   }
 }
 

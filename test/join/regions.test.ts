@@ -7,7 +7,7 @@ import { poolKey, type PoolList, type WatchEvent } from '../../src/contract/inde
 import { Join } from '../../src/join/join.js';
 import type { RegionLeases } from '../../src/join/region-leases.js';
 import { createMemoryStore } from '../../src/store/memory.js';
-import { StoreUnavailableError } from '../../src/store/types.js';
+import { PositionLostError, StoreUnavailableError } from '../../src/store/types.js';
 import { silentLogger } from '../support/logs.js';
 import { registration } from '../support/registration.js';
 import { eventually, throughout, waitFor } from '../support/wait.js';
@@ -24,10 +24,10 @@ afterEach(async () => {
 });
 
 /** Regions r1 (home) and r2 (followed); leases long enough not to lapse unless a test wants them to. */
-function startRegions(options: { leaseMs?: number; applyBatchSize?: number } = {}) {
+function startRegions(options: { leaseMs?: number; applyBatchSize?: number; changeLogCap?: number } = {}) {
   const leaseMs = options.leaseMs ?? 60_000;
   const r1 = new DelegatingStore(createMemoryStore({ leaseMs }), { forgetsOnRestart: false });
-  const r2 = new DelegatingStore(createMemoryStore({ leaseMs }), { forgetsOnRestart: false });
+  const r2 = new DelegatingStore(createMemoryStore({ leaseMs, changeLogCap: options.changeLogCap }), { forgetsOnRestart: false });
   const join = new Join({
     poolDiscovery: 'registrations',
     leaseMs,
@@ -153,7 +153,10 @@ describe('Join across regions', () => {
     expect(deletesAtNextTurn).toBeLessThan(100);
   });
 
-  it('a region read again while its drop is under way: the drop stops there and every pool it holds stays', async () => {
+  it.each([
+    ['read from a snapshot (its log no longer reaches back)', true],
+    ['its log resumed where it was left', false],
+  ])('a region read again while its drop is under way, %s: the drop stops there and every pool it holds stays', async (_, positionLost) => {
     const { join, r2 } = startRegions({ applyBatchSize: 1 });
     // A store may give its records in any order (Redis's ZSCAN does): here the reverse of the order this
     // replica first saw them in, so the snapshot reaches pools the drop has not reached yet.
@@ -173,17 +176,74 @@ describe('Join across regions', () => {
       if (event.kind === 'delete' && !reopened) {
         reopened = true;
         r2.setCut(false);
+        if (positionLost) r2.failWatches.push(new PositionLostError('0'));
       }
     });
     r2.setCut(true, new StoreUnavailableError('redis store: connection held'));
     await eventually(() => expect(reopened).toBe(true), { timeoutMs: HOLD_MS + 2000 });
     await eventually(() => expect(region(join, 'r2')).toEqual({ name: 'r2', complete: true, dropped: false }), { timeoutMs: 3000 });
-    // Whatever the drop had reached came back with the snapshot, and nothing after it dropped a pool again.
+    // Whatever the drop had reached came back (with the snapshot, or as the drop had kept it), and nothing
+    // after it dropped a pool again.
     await eventually(() => expect(list(join).pools).toHaveLength(3000), { timeoutMs: 3000 });
     await throughout(200, 20, () => {
       expect(list(join).pools).toHaveLength(3000);
       expect(region(join, 'r2')?.dropped).toBe(false);
     });
+  });
+
+  it('a dropped region whose log is resumed: its pools back as they were with the changes since, nothing read whole, and a pool that died meanwhile never listed again', async () => {
+    const leaseMs = 1000;
+    const { join, r2, events } = startRegions({ leaseMs });
+    const C = registration({ cluster_id: 'c2', namespace: 'llm', name: 'pool-c' });
+    const DIES = registration({ cluster_id: 'c2', namespace: 'llm', name: 'dies' });
+    for (const pool of [B, C, DIES]) await r2.heartbeat(pool);
+    await eventually(() => expect(list(join).pools.map((p) => p.name)).toEqual(['dies', 'pool-b', 'pool-c']));
+    await eventually(() => expect(list(join).complete).toBe(true));
+    // r2's PoolRelays go on renewing (its Redis takes their heartbeats), all but one.
+    const renewing = setInterval(() => void Promise.all([r2.heartbeat(B), r2.heartbeat(C)]), 100);
+    try {
+      r2.setCut(true, new StoreUnavailableError('redis store: connection held'));
+      await eventually(() => expect(region(join, 'r2')?.dropped).toBe(true), { timeoutMs: HOLD_MS + 2000 });
+      expect(list(join).pools).toEqual([]);
+      await r2.heartbeat({ ...C, model: 'changed while cut off' });
+      clearInterval(renewing);
+      const renewingChanged = setInterval(() => void Promise.all([r2.heartbeat(B), r2.heartbeat({ ...C, model: 'changed while cut off' })]), 100);
+      try {
+        // Past its deadline there (nobody sweeps r2): a lease that ran out while r2 could not be read.
+        await eventually(async () => expect((await r2.inner.dueLapses(20)).map((d) => d.key)).toEqual([poolKey(DIES)]), { timeoutMs: leaseMs + 1000 });
+        const reads = r2.snapshotCalls;
+        events.length = 0;
+        r2.setCut(false);
+        await eventually(() => expect(region(join, 'r2')).toEqual({ name: 'r2', complete: true, dropped: false }), { timeoutMs: 3000 });
+        await eventually(() => expect(list(join).pools.map((p) => [p.name, p.model])).toEqual([
+          ['pool-b', B.model],
+          ['pool-c', 'changed while cut off'],
+        ]));
+        expect(r2.snapshotCalls).toBe(reads);
+        // The pool that died was never listed again, not even until the next due read.
+        expect(events.filter((e) => e.kind === 'upsert').map((e) => e.kind === 'upsert' && e.data.pool.name).sort()).toEqual(['pool-b', 'pool-c', 'pool-c']);
+        expect(join.directory.get(poolKey(DIES))?.getSnapshot().context.lease).toBe('lapsed');
+      } finally {
+        clearInterval(renewingChanged);
+      }
+    } finally {
+      clearInterval(renewing);
+    }
+  });
+
+  it('a dropped region whose log was trimmed past where it was left: read whole, as it is now', async () => {
+    const { join, r2 } = startRegions({ changeLogCap: 5 });
+    await r2.heartbeat(B);
+    await eventually(() => expect(list(join).complete).toBe(true));
+    r2.setCut(true, new StoreUnavailableError('redis store: connection held'));
+    await eventually(() => expect(region(join, 'r2')?.dropped).toBe(true), { timeoutMs: HOLD_MS + 2000 });
+    // More changes than the log keeps: where the follower left it is trimmed away.
+    for (let i = 0; i < 20; i += 1) await r2.heartbeat(registration({ cluster_id: 'c2', namespace: 'llm', name: `new-${i}` }));
+    const reads = r2.snapshotCalls;
+    r2.setCut(false);
+    await eventually(() => expect(region(join, 'r2')).toEqual({ name: 'r2', complete: true, dropped: false }), { timeoutMs: 3000 });
+    expect(list(join).pools).toHaveLength(21);
+    expect(r2.snapshotCalls).toBe(reads + 1);
   });
 
   it('keeps a region read again before the hold ends, with nothing deleted', async () => {

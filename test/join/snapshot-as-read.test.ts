@@ -121,7 +121,8 @@ describe('Join: a store snapshot applied as it is read', () => {
     store.readScripts.push(async (full, onRead) => {
       onRead!(full.records.filter((r) => ['pool-0', 'pool-9'].includes(r.registration.name)));
       await nextTurn();
-      return { ...full, epoch: 'another', records: full.records.filter((r) => r.registration.name === 'pool-0') };
+      store.epoch = 'another';
+      return { ...full, records: full.records.filter((r) => r.registration.name === 'pool-0') };
     });
     store.breakWatches(new PositionLostError('0-0'));
     await eventually(() => expect(join.directory.get(poolKey(pool(9)))?.getSnapshot().value).toBe('lapsed'));
@@ -228,6 +229,8 @@ describe('Join: a followed region read as it is dropped', () => {
     let handed!: () => void;
     const wasHanded = new Promise<void>((resolve) => (handed = resolve));
     r2.setCut(false);
+    // Its log no longer reaches back to where it was left: the region is read from a snapshot.
+    r2.failWatches.push(new PositionLostError('0'));
     r2.readScripts.push(async (full, onRead) => {
       onRead!(full.records.slice(0, 2));
       await nextTurn();
@@ -253,6 +256,8 @@ describe('Join: a followed region read as it is dropped', () => {
     let handed!: () => void;
     const wasHanded = new Promise<void>((resolve) => (handed = resolve));
     r2.setCut(false);
+    // Its log no longer reaches back to where it was left: the region is read from a snapshot.
+    r2.failWatches.push(new PositionLostError('0'));
     r2.readScripts.push(async (full, onRead) => {
       onRead!(full.records.filter((r) => r.registration.name === 'r2-7'));
       await nextTurn();

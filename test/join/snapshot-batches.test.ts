@@ -4,7 +4,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { poolKey, type WatchEvent } from '../../src/contract/index.js';
-import { inBatches } from '../../src/join/batches.js';
+import { eachBatch, inBatches } from '../../src/join/batches.js';
 import { Join } from '../../src/join/join.js';
 import { StoreFeed } from '../../src/join/store-feed.js';
 import { createMemoryStore } from '../../src/store/memory.js';
@@ -37,6 +37,33 @@ describe('inBatches', () => {
     await done;
     await inBatches([], 3, (n) => seen.push(n));
     expect(seen).toEqual([1, 2, 3]);
+  });
+});
+
+describe('eachBatch', () => {
+  it('hands over runs of `size`, the first at once, each later one after a turn of the event loop', async () => {
+    const runs: number[][] = [];
+    let turned = false;
+    const items = [1, 2, 3, 4, 5];
+    const done = eachBatch(items, 2, (batch) => runs.push([...batch]));
+    expect(runs).toEqual([[1, 2]]);
+    // One turn later: one more run, not all of them.
+    setImmediate(() => (turned = runs.length === 2));
+    // Added meanwhile: not handed over.
+    items.push(6);
+    await done;
+    expect(turned).toBe(true);
+    expect(runs).toEqual([[1, 2], [3, 4], [5]]);
+  });
+
+  it('calls nothing for no items, and hands one run over at once when all fit', async () => {
+    const runs: number[][] = [];
+    await eachBatch([], 2, (batch) => runs.push([...batch]));
+    expect(runs).toEqual([]);
+    const done = eachBatch([1, 2], 2, (batch) => runs.push([...batch]));
+    expect(runs).toEqual([[1, 2]]);
+    await done;
+    expect(runs).toEqual([[1, 2]]);
   });
 });
 

@@ -5,6 +5,7 @@ import type { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instrumentStore } from '../../src/metrics/instrumented-store.js';
 import { createMemoryStore } from '../../src/store/memory.js';
+import { PositionLostError } from '../../src/store/types.js';
 import { postJson } from '../support/http.js';
 import { registration } from '../support/registration.js';
 import { startService, type TestService } from '../support/service.js';
@@ -146,5 +147,23 @@ describe('instrumentStore', () => {
     ]);
     expect(store.kind).toBe('memory');
     expect(store.forgetsOnRestart).toBe(true);
+  });
+
+  it("passes a watch's epoch and its reached callback on to the store", async () => {
+    const raw = createMemoryStore({ leaseMs: 60_000 });
+    const store = instrumentStore({ store: raw, observe: () => undefined });
+    const { position, epoch } = await store.snapshot();
+    // Another epoch than the store's: its log does not reach back (a store that lost its data).
+    await expect(store.watch(position, new AbortController().signal, `not ${epoch}`)[Symbol.asyncIterator]().next()).rejects.toThrow(PositionLostError);
+    // Its own: reached once the log is found to reach back, before the first event.
+    const order: string[] = [];
+    await store.heartbeat(registration({ name: 'after' }));
+    const stop = new AbortController();
+    for await (const event of store.watch(position, stop.signal, epoch, async () => void order.push('reached'))) {
+      order.push(event.type === 'upsert' ? event.record.registration.name : event.type);
+      stop.abort();
+    }
+    expect(order).toEqual(['reached', 'after']);
+    await raw.close();
   });
 });

@@ -2,8 +2,8 @@
 // made to hold every byte (a half-open WAN partition). B notices within the command timeout (+250 ms),
 // keeps A's pools listed for the hold with A's entry incomplete since then, drops them with a `delete`
 // each on its watch stream (entry `dropped: true`), touches no pool of another region, and when the path
-// comes back A's pools return and the entry is complete again: from the log or, when the log no longer
-// reaches back (A's stream deleted while cut), from a snapshot.
+// comes back A's pools return and the entry is complete again: from the log, resumed where B left it, or,
+// when the log no longer reaches back (A's stream deleted while cut), from a snapshot.
 import { describe, expect, it } from 'vitest';
 import { createStoreKeys } from '../../src/store/redis/keys.js';
 import type { TcpProxy } from '../support/tcp-proxy.js';
@@ -102,6 +102,7 @@ describe('regions: a cut-off region is held, dropped, and read again', () => {
 
     // The path comes back: A's pools return on B (upsert or resync) and the entry is complete again.
     const before = watch.messages.length;
+    const linesBefore = onB.logs.lines.length;
     proxy.release();
     await eventually(
       async () => {
@@ -120,6 +121,10 @@ describe('regions: a cut-off region is held, dropped, and read again', () => {
     expect(returned).toEqual(expect.arrayContaining(['a1', 'a2']));
     expect(watch.of('delete')).toHaveLength(2);
     expect(names(await onA.list())).toEqual(ALL);
+    // From A's log, resumed where B left it: A was not read whole again.
+    const onReturn = onB.logs.lines.slice(linesBefore).filter((l) => l.region === A);
+    expect(onReturn.filter((l) => l.msg === 'change log resumed')).toHaveLength(1);
+    expect(onReturn.filter((l) => l.msg === 'store snapshot applied')).toEqual([]);
   });
 
   it('reads a snapshot when the log no longer reaches back: changes made while cut (a lapse, a new pool) show', async () => {

@@ -124,6 +124,50 @@ describe('RouterJoin across regions', () => {
     ]);
   });
 
+  it('a dropped region read again from its log: its routers back, but one whose lease ran out meanwhile, and no snapshot read', async () => {
+    const clock = { r2: 1_000_000 };
+    const { join, r1, r2, events } = twoRegions({ now2: () => clock.r2 });
+    for (const id of ['gr-both', 'gr-r1']) await r1.heartbeat(router(id));
+    for (const id of ['gr-both', 'gr-r2', 'gr-dies']) await r2.heartbeat(router(id));
+    await waitFor(() => routersOf(join).length === 4 && join.view.complete);
+    r2.setCut(true);
+    await waitFor(() => join.view.list().regions?.find((r) => r.name === 'r2')?.dropped === true, { timeoutMs: 3000, message: 'r2 dropped' });
+    expect(routersOf(join).map((r) => [r.id, r.lease_regions])).toEqual([
+      ['gr-both', ['r1']],
+      ['gr-r1', ['r1']],
+    ]);
+    // While r2 is cut off its clock passes every lease; its routers renew theirs, but gr-dies.
+    clock.r2 += LONG_LEASE_MS + 1000;
+    for (const id of ['gr-both', 'gr-r2']) await r2.heartbeat(router(id));
+    const reads = r2.snapshotCalls;
+    events.length = 0;
+    r2.setCut(false);
+    await waitFor(() => join.view.list().regions?.find((r) => r.name === 'r2')?.complete === true, { timeoutMs: 3000, message: 'r2 read again' });
+    expect(routersOf(join).map((r) => [r.id, r.lease_regions])).toEqual([
+      ['gr-both', ['r1', 'r2']],
+      ['gr-r1', ['r1']],
+      ['gr-r2', ['r2']],
+    ]);
+    expect(r2.snapshotCalls).toBe(reads);
+    // gr-dies never came back, not even until the next due read (the others came back, and then their
+    // leases begun anew while r2 was cut off came from its log).
+    const upserted = new Set(events.filter((e) => e.kind === 'upsert').map((e) => e.data.router.id));
+    expect([...upserted].sort()).toEqual(['gr-both', 'gr-r2']);
+  });
+
+  it('a region read again from its log before its drop took anything keeps its routers as they are', async () => {
+    const { join, r2, events } = twoRegions();
+    await r2.heartbeat(router('gr-r2'));
+    await waitFor(() => routersOf(join).length === 1 && join.view.complete);
+    r2.setCut(true);
+    await waitFor(() => join.view.list().regions?.find((r) => r.name === 'r2')?.complete === false, { message: 'r2 held' });
+    events.length = 0;
+    r2.setCut(false);
+    await waitFor(() => join.view.list().regions?.find((r) => r.name === 'r2')?.complete === true, { timeoutMs: 3000, message: 'r2 read again' });
+    expect(routersOf(join).map((r) => r.id)).toEqual(['gr-r2']);
+    expect(events.filter((e) => e.kind !== 'resync')).toEqual([]);
+  });
+
   it('a snapshot removes the routers its region no longer holds, except while a store that lost its data is refilled', async () => {
     // The join's lease (how long a refill lasts) short; the stores' long.
     const { join, r1, r2 } = twoRegions({ leaseMs: 800 });

@@ -4,6 +4,7 @@
 // view's events. Across regions: router-join-regions.test.ts.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryRouterStore } from '../../src/store/memory.js';
+import { PositionLostError } from '../../src/store/types.js';
 import { captureLogs } from '../support/logs.js';
 import { eventually, throughout, waitFor } from '../support/wait.js';
 import { closedAfterTest, durableStore, router, routersOf, startJoin, stopAll } from './router-join-support.js';
@@ -119,9 +120,9 @@ describe('RouterJoin in one region (no regions configured)', () => {
     const skipped = () => logs.warnings().filter((l) => l.msg === 'unreadable router entry skipped');
     expect(skipped().map((l) => l.router).sort()).toEqual(['GR_C', 'gr-a']);
     expect(skipped().every((l) => !('region' in l))).toBe(true);
-    // Read again (its watch broken, so a new snapshot): the same entries are not warned of twice...
+    // Read again (its log lost, so a new snapshot): the same entries are not warned of twice...
     const snapshots = store.snapshotCalls;
-    store.breakWatches(new Error('connection reset'));
+    store.breakWatches(new PositionLostError('0'));
     await waitFor(() => store.snapshotCalls > snapshots && join.view.complete, { message: 'a second snapshot' });
     expect(skipped()).toHaveLength(2);
     // ...but a new content under the same key is.

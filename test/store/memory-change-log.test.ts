@@ -85,6 +85,31 @@ describe('MemoryChangeLog', () => {
     await expect(drain(big, '10')).rejects.toThrow('the change log no longer reaches back to position 10');
   });
 
+  it('awaits `reached` once the position is found, before the first event; not for a position it cannot follow from', async () => {
+    const log = new MemoryChangeLog({ cap: 10 });
+    for (const key of ['a', 'b']) log.append(lapse(key));
+    const order: string[] = [];
+    const controller = new AbortController();
+    const reached = async () => {
+      order.push('reached');
+      // Awaited: nothing is yielded until it settles.
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      order.push('settled');
+    };
+    for await (const event of log.follow('1', controller.signal, reached)) {
+      order.push(event.position);
+      controller.abort();
+    }
+    expect(order).toEqual(['reached', 'settled', '2']);
+    const refused: string[] = [];
+    await expect(
+      (async () => {
+        for await (const _ of log.follow('5', new AbortController().signal, async () => void refused.push('reached'))) void _;
+      })(),
+    ).rejects.toThrow(PositionLostError);
+    expect(refused).toEqual([]);
+  });
+
   it('refuses positions it never had or cannot have', async () => {
     const log = new MemoryChangeLog({ cap: 10 });
     log.append(lapse('a'));

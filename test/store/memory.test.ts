@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryStore } from '../../src/store/memory.js';
-import { PositionLostError } from '../../src/store/types.js';
+import { PositionLostError, StoreUnavailableError } from '../../src/store/types.js';
 import { describeStoreContract } from './contract.js';
 import { registration } from './contract-support.js';
 
@@ -87,6 +87,26 @@ describe('memory store', () => {
     snapshot!.registration.model = 'changed by a consumer';
     expect((await store.snapshot()).records[0]!.registration.model).toBe('model-0');
     await store.close();
+  });
+
+  it("follows only from a position of its own lifetime: a watch told another epoch has lost its position", async () => {
+    const store = createMemoryStore({ leaseMs: 60_000 });
+    await store.heartbeat(registration('one'));
+    const { position, epoch } = await store.snapshot();
+    await store.heartbeat(registration('two'));
+    const first = async (told: string | undefined) => {
+      const controller = new AbortController();
+      for await (const event of store.watch(position, controller.signal, told)) {
+        controller.abort();
+        return event.type === 'upsert' ? event.record.registration.name : event.type;
+      }
+      return undefined;
+    };
+    expect(await first(epoch)).toBe('two');
+    expect(await first(undefined)).toBe('two');
+    await expect(first(`${epoch}-not`)).rejects.toThrow(PositionLostError);
+    await store.close();
+    await expect(first(epoch)).rejects.toThrow(StoreUnavailableError);
   });
 
   it('ends its watches when closed', async () => {

@@ -2,6 +2,7 @@
 // way a real store's do, watches that break as a dropped connection does, a whole store cut off.
 import type { Registration } from '../../src/contract/index.js';
 import {
+  PositionLostError,
   StoreUnavailableError,
   type DueLapse,
   type HeartbeatResult,
@@ -28,6 +29,12 @@ export class DelegatingStore<R = Registration> implements RegistrationStore<R> {
    * `onRead`, and plays the read (hands leases over, fails, settles) as the test chooses.
    */
   readScripts: Array<(full: StoreSnapshot<R>, onRead: SnapshotParts<R> | undefined) => Promise<StoreSnapshot<R>>> = [];
+  /**
+   * The epoch snapshots carry instead of the inner store's (a Redis that lost its data reads another). A
+   * watch from a snapshot of any other epoch then loses its position at once, as Redis's log does; one
+   * from this epoch follows the inner store's log.
+   */
+  epoch: string | undefined;
 
   constructor(
     /** The store delegated to; a test may replace it, as a region's Redis that lost its data. */
@@ -48,18 +55,24 @@ export class DelegatingStore<R = Registration> implements RegistrationStore<R> {
     const failure = this.failSnapshots.shift();
     if (failure) throw failure;
     const script = this.readScripts.shift();
-    if (script) return script(await this.inner.snapshot(), onRead);
-    return this.inner.snapshot(onRead);
+    const snapshot = script ? await script(await this.inner.snapshot(), onRead) : await this.inner.snapshot(onRead);
+    return this.epoch === undefined ? snapshot : { ...snapshot, epoch: this.epoch };
   }
 
-  watch(position: string, signal: AbortSignal): AsyncIterable<LeaseEvent<R>> {
+  watch(position: string, signal: AbortSignal, epoch?: string, reached?: () => Promise<void>): AsyncIterable<LeaseEvent<R>> {
     const failure = this.failWatches.shift();
-    if (failure) {
-      return {
-        [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(failure) }),
-      };
+    if (failure) return this.failing(failure);
+    if (this.epoch !== undefined) {
+      if (epoch !== undefined && epoch !== this.epoch) return this.failing(new PositionLostError(position));
+      // The inner store's own epoch is not the one its readers were told: not checked there.
+      epoch = undefined;
     }
-    return this.breakable(this.inner.watch(position, signal));
+    return this.breakable(this.inner.watch(position, signal, epoch, reached));
+  }
+
+  /** A watch that throws `error` before it yields anything. */
+  private failing(error: Error): AsyncIterable<LeaseEvent<R>> {
+    return { [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(error) }) };
   }
 
   /** Makes every running watch throw `error`, as a dropped connection does. */

@@ -65,6 +65,8 @@ export interface FollowChangesOptions {
   /** The epoch the position's snapshot read (UNWRITTEN_EPOCH: none); undefined: not checked. */
   epoch?: string;
   signal: AbortSignal;
+  /** Awaited once the first read found the log still reaching back to the position (LeaseReader.watch). */
+  reached?: () => Promise<void>;
   /** An entry this version cannot read: logged and counted, then skipped (see RedisSession). */
   skipUnreadable: (entry: UnreadableEntry) => void;
 }
@@ -73,6 +75,7 @@ export async function* followChanges(options: FollowChangesOptions): AsyncGenera
   const { runner, keys, signal } = options;
   if (!STREAM_ID.test(options.position)) throw new PositionLostError(options.position);
   let position = options.position;
+  let reached = options.reached;
   const waker = new AppendWaker(options);
   // Opened beside the first read rather than when first needed: over a WAN its handshake takes a few
   // round trips, which would otherwise delay the first change after the log was caught up.
@@ -94,6 +97,10 @@ export async function* followChanges(options: FollowChangesOptions): AsyncGenera
         (client as RedisClient & ReadScriptCommands).poolscopeReadChanges(keys.changes, position, BATCH),
       );
       if (reply[0] === 0) throw new PositionLostError(position);
+      if (reached) {
+        await reached();
+        reached = undefined;
+      }
       yield* events(reply[1]);
       // A full batch may have more behind it: read on. Otherwise caught up as of this read: take what
       // comes next from the XREADs themselves, until one sees entries that came between two XREADs (or

@@ -117,10 +117,11 @@ export class RedisLeaseReader<R = Registration> implements LeaseReader<R> {
     return window.status;
   }
 
-  watch(position: string, signal: AbortSignal, epoch?: string): AsyncIterable<LeaseEvent<R>> {
+  watch(position: string, signal: AbortSignal, epoch?: string, reached?: () => Promise<void>): AsyncIterable<LeaseEvent<R>> {
     const { runner, keys, target, commandTimeoutMs, logger, skipUnreadable } = this.session;
     return followChanges({
       epoch,
+      reached,
       runner,
       keys,
       target,

@@ -157,8 +157,8 @@ class RedisStore<R> implements RegistrationStore<R> {
     return this.reader.renewalWindow();
   }
 
-  watch(position: string, signal: AbortSignal, epoch?: string): AsyncIterable<LeaseEvent<R>> {
-    return this.reader.watch(position, signal, epoch);
+  watch(position: string, signal: AbortSignal, epoch?: string, reached?: () => Promise<void>): AsyncIterable<LeaseEvent<R>> {
+    return this.reader.watch(position, signal, epoch, reached);
   }
 
   dueLapses(graceMs?: number): Promise<DueLapse[]> {
