@@ -214,7 +214,9 @@ export class RouterJoin {
 
   /** The hold ran out: every router lease of the region leaves this replica's view (a `delete` each). */
   private dropRegion(region: string): boolean {
-    const kept = this.kept.get(region) ?? [];
+    // As the pools' drop (RegionLeases.drop): a region is dropped once per time it cannot be read, and
+    // whatever read it last took what an earlier drop kept.
+    const kept: Array<[id: string, lease: RouterLease]> = [];
     for (const [id, byRegion] of [...this.leases]) {
       const lease = byRegion.get(region);
       if (lease === undefined) continue;
