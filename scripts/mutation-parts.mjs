@@ -247,6 +247,7 @@ export const MUTATION_PARTS = {
       'src/store/types.ts',
       'src/store/redis/keys.ts',
       'src/store/redis/replies.ts',
+      'src/store/redis/shared-strings.ts',
       'src/store/redis/url.ts',
     ],
     tests: [
@@ -255,6 +256,7 @@ export const MUTATION_PARTS = {
       'test/store/redis-keys.test.ts',
       'test/store/redis-url.test.ts',
       'test/store/redis-replies.test.ts',
+      'test/store/shared-strings.test.ts',
       'test/store/canonical-json.test.ts',
       'test/store/memory-change-log.test.ts',
       'test/store/redis-url-edges.test.ts',

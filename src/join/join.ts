@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import { frontendsOf, highestVersion, leaseRegions, NO_REGION, type PoolMode } from '../../machines/pool.machine.js';
 import type { ListedPool, PoolDiscovery, PoolKey, PoolState, RegionStatus } from '../contract/index.js';
-import { LISTED_STATES, parsePoolKey } from '../contract/index.js';
+import { LISTED_STATES, parsePoolKey, poolKey } from '../contract/index.js';
 import type { PoolEndpoints, SliceRouter, SliceSource } from '../kube/types.js';
 import type { LeaseReader, RegistrationStore, StoreStats } from '../store/types.js';
 import type { BackoffOptions } from '../util/backoff.js';
@@ -313,7 +313,9 @@ export function listedPool(snapshot: PoolSnapshot, withRegions = false): ListedP
   const context = snapshot.context;
   if (!LISTED.has(state) || !context.registration) return null;
   const { registration } = context;
-  const { cluster_id, namespace, name } = parsePoolKey(context.key);
+  // The registration's own strings when they spell the key (as the store's always do): a copy of each
+  // split from the key would be three more strings a pool (docs/design.md "Memory per pool").
+  const { cluster_id, namespace, name } = poolKey(registration) === context.key ? registration : parsePoolKey(context.key);
   return {
     cluster_id,
     namespace,

@@ -4,6 +4,7 @@
 import type { Registration } from '../../contract/index.js';
 import type { DueLapse, LeaseEvent, LeaseRecord } from '../types.js';
 import type { DueReply, SnapshotRecordReply, StreamEntryReply } from './scripts.js';
+import { sharedStrings } from './shared-strings.js';
 
 export class MalformedReplyError extends Error {
   override readonly name = 'MalformedReplyError';
@@ -93,7 +94,7 @@ function leaseRecord(raw: {
 }): LeaseRecord {
   let registration: Registration;
   try {
-    registration = JSON.parse(raw.registrationJson) as Registration;
+    registration = sharedStrings.shareFields(JSON.parse(raw.registrationJson) as Registration);
   } catch (error) {
     throw new MalformedReplyError(`${raw.where}: registration is not JSON`, { cause: error });
   }
