@@ -41,3 +41,21 @@ export function rssBytes(pid: number | undefined): number {
     return Number.NaN;
   }
 }
+
+/**
+ * The whole machine's CPU so far, from /proc/stat's `cpu` line: seconds busy and seconds in all, summed
+ * over every core (NaN elsewhere). Two readings give the share of the machine used in between.
+ */
+export function machineCpuSeconds(): { busy: number; total: number } {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+    // user nice system idle iowait irq softirq steal (guest time is counted in user already)
+    const ticks = line.trim().split(/\s+/).slice(1, 9).map(Number);
+    const idle = ticks[3]! + ticks[4]!;
+    const total = ticks.reduce((sum, t) => sum + t, 0);
+    ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    return { busy: (total - idle) / ticksPerSecond, total: total / ticksPerSecond };
+  } catch {
+    return { busy: Number.NaN, total: Number.NaN };
+  }
+}

@@ -9,7 +9,8 @@ import http from 'node:http';
 import { randomPrefix, startPrivateRedis } from '../../test/support/redis-server.js';
 import { writeLeases } from '../lib/bulk-leases.js';
 import { ChangeWatchers } from '../lib/change-watchers.js';
-import { cpuSeconds, rssBytes } from '../lib/cpu.js';
+import { availableParallelism } from 'node:os';
+import { cpuSeconds, machineCpuSeconds, rssBytes } from '../lib/cpu.js';
 import { startHeartbeatLoad, type TargetReport } from '../lib/heartbeats.js';
 import { postPool, waitForPools } from '../lib/http.js';
 import { gcShown, type LoopDelay } from '../lib/loop-delay.js';
@@ -81,6 +82,11 @@ export const fleetPart: BenchPart = {
       await load.report(true);
       await Promise.all(replicas.map((replica) => replica.loopDelay(true)));
       const cpuBefore = replicas.map((replica) => cpuSeconds(replica.pid));
+      // What the load itself costs, and how busy the whole machine is: on two shared cores the load
+      // process and this one (watch streams, routers, changes) compete with the replicas and Redis.
+      const loadCpuBefore = cpuSeconds(load.pid);
+      const benchCpuBefore = process.cpuUsage();
+      const machineBefore = machineCpuSeconds();
       const rssMax = replicas.map(() => 0);
       const sampleRss = () => replicas.forEach((replica, r) => (rssMax[r] = Math.max(rssMax[r]!, rssBytes(replica.pid))));
 
@@ -106,6 +112,11 @@ export const fleetPart: BenchPart = {
       // The window's figures first, at its end; then the last changes are given a bounded time to arrive.
       const windowSecs = (performance.now() - started) / 1000;
       const cpu = replicas.map((replica, r) => (cpuSeconds(replica.pid) - cpuBefore[r]!) / windowSecs);
+      const loadCpu = (cpuSeconds(load.pid) - loadCpuBefore) / windowSecs;
+      const benchUsage = process.cpuUsage(benchCpuBefore);
+      const benchCpu = (benchUsage.user + benchUsage.system) / 1e6 / windowSecs;
+      const machineAfter = machineCpuSeconds();
+      const machineBusy = (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total);
       sampleRss();
       const delays: LoopDelay[] = await Promise.all(replicas.map((replica) => replica.loopDelay(false)));
       const heartbeats = await load.report(false);
@@ -158,6 +169,9 @@ export const fleetPart: BenchPart = {
           targetText: `≤ ${CHANGE_P99_TARGET_MS} ms, every change to every stream`,
         }),
         informational({ id: 'fleet.change_watchers_p50', label: 'change → every watcher, p50', value: change.p50, unit: 'ms' }),
+        informational({ id: 'fleet.load_cpu', label: 'the heartbeat load process: CPU, share of one core', value: loadCpu * 100, unit: '%' }),
+        informational({ id: 'fleet.bench_cpu', label: 'the bench process (watch streams, routers, changes): CPU, share of one core', value: benchCpu * 100, unit: '%' }),
+        informational({ id: 'fleet.machine_busy', label: `the whole machine: CPU busy, share of its ${availableParallelism()} cores`, value: machineBusy * 100, unit: '%' }),
         checked({
           id: 'fleet.status_5xx',
           label: 'answers 5xx (heartbeats and router polls), and failed requests',
@@ -179,7 +193,7 @@ export const fleetPart: BenchPart = {
           `If-None-Match and Accept-Encoding: gzip once a second; ${changesPerSec} changes a second (a capacity entry of one of ` +
           `${CHANGE_POOLS} pools, POSTed to A and B in turn), each timed from its POST until every stream of both replicas had it. ` +
           `After a ${warmupSecs} s warm-up, a ${round(windowSecs, 1)} s window: each replica's CPU (/proc), event-loop delay (a 1 ms ` +
-          `timer preloaded into it, bench/probes/loop-delay-hook.mjs), RSS sampled every 5 s; the heartbeats' latency in the load process.`,
+          `timer preloaded into it, bench/probes/loop-delay-hook.mjs), RSS sampled every 5 s; the heartbeats' latency in the load process; the CPU of the load process and of this one (/proc, process.cpuUsage) and the whole machine's busy share (/proc/stat), so a load that could not keep up is seen as such.`,
         figures,
         details: {
           windowSecs: round(windowSecs, 1),
@@ -193,6 +207,7 @@ export const fleetPart: BenchPart = {
             problems: replicas[r]!.problems().slice(0, 20),
           })),
           changes: { sent: sent.size, missed, failed: changeFailures, latency: roundAll(change) },
+          cpu: { loadShareOfOneCore: round(loadCpu, 3), benchShareOfOneCore: round(benchCpu, 3), machineBusyShare: round(machineBusy, 3) },
           routers: routerCounts,
         },
       };
