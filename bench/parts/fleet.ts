@@ -6,10 +6,10 @@
 // RSS; for the fleet: change → every watcher p99 and every 5xx. Targets: event-loop delay p99 ≤ 10 ms,
 // change → every watcher p99 ≤ 50 ms, no 5xx.
 import http from 'node:http';
+import { availableParallelism } from 'node:os';
 import { randomPrefix, startPrivateRedis } from '../../test/support/redis-server.js';
 import { writeLeases } from '../lib/bulk-leases.js';
 import { ChangeWatchers } from '../lib/change-watchers.js';
-import { availableParallelism } from 'node:os';
 import { cpuSeconds, machineCpuSeconds, rssBytes } from '../lib/cpu.js';
 import { startHeartbeatLoad, type TargetReport } from '../lib/heartbeats.js';
 import { postPool, waitForPools } from '../lib/http.js';

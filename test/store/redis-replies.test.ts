@@ -125,6 +125,14 @@ describe('snapshot records', () => {
     expect(() => parseSnapshotRecord(['c/ns/p1', 'not json', '1000', '15000', '4', '900'])).toThrow('snapshot record of c/ns/p1: registration is not JSON');
     expect(() => parseSnapshotRecord(['c/ns/p1', JSON_TEXT, '1000', '15000', '4', 'x'])).toThrow('snapshot record of c/ns/p1: "x" is not an integer');
   });
+
+  it('a hash whose registration is JSON but not an object is unreadable, and says so', () => {
+    for (const text of ['null', '3', '"text"', '[]', 'true']) {
+      expect(() => parseSnapshotRecord(['c/ns/p1', text, '1000', '15000', '4', '900'])).toThrow(
+        new MalformedReplyError('snapshot record of c/ns/p1: registration is not a JSON object'),
+      );
+    }
+  });
 });
 
 describe('due lapses', () => {

@@ -92,12 +92,16 @@ function leaseRecord(raw: {
   changedAtMs: string;
   where: string;
 }): LeaseRecord {
-  let registration: Registration;
+  let parsed: unknown;
   try {
-    registration = sharedStrings.shareFields(JSON.parse(raw.registrationJson) as Registration);
+    parsed = JSON.parse(raw.registrationJson);
   } catch (error) {
     throw new MalformedReplyError(`${raw.where}: registration is not JSON`, { cause: error });
   }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new MalformedReplyError(`${raw.where}: registration is not a JSON object`);
+  }
+  const registration = sharedStrings.shareFields(parsed as Registration);
   const renewedAtMs = integer(raw.renewedAtMs, raw.where);
   const leaseMs = integer(raw.leaseMs, raw.where);
   return {
