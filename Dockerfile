@@ -20,6 +20,9 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/build-debug-page.mjs scripts/copy-assets.mjs scripts/bundle.mjs ./scripts/
 COPY machines ./machines
 COPY src ./src
+# The build starts the bundled command once (scripts/bundle.mjs) to make its code cache with this stage's
+# Node, the final stage's too (the same base image).
+COPY bin ./bin
 RUN npm run build && find dist -name '*.d.ts' -delete
 
 FROM node:20-bookworm-slim AS deps
