@@ -66,7 +66,6 @@ await build({ ...common, entryPoints: [join(root, 'src', 'kube', 'index.ts')], o
 const scripts = join(root, 'src', 'store', 'redis');
 for (const name of readdirSync(scripts)) if (name.endsWith('.lua')) cpSync(join(scripts, name), join(outdir, name));
 
-
 await warmCodeCache();
 
 /**
