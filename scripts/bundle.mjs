@@ -14,11 +14,11 @@
 // Last, the built command is started once (serve, memory store, asked what a router asks first) and
 // stopped, so the code cache of a start with Node's default flags is made here, not by the first replica.
 import { spawn } from 'node:child_process';
-import { cpSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, transform } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outdir = join(root, 'dist', 'bundle');
@@ -62,11 +62,29 @@ await build({
 });
 // The Kubernetes client bundled too; ws's optional native helpers are not installed, and ws runs without them.
 await build({ ...common, entryPoints: [join(root, 'src', 'kube', 'index.ts')], outfile: join(outdir, 'kube.cjs'), external: ['bufferutil', 'utf-8-validate'] });
+for (const name of ['poolscope.cjs', 'kube.cjs']) await asciiOnly(join(outdir, name));
 
 const scripts = join(root, 'src', 'store', 'redis');
 for (const name of readdirSync(scripts)) if (name.endsWith('.lua')) cpSync(join(scripts, name), join(outdir, name));
 
 await warmCodeCache();
+
+/**
+ * Node holds a script's source while it runs, as V8 reads it: one byte a character when every character is
+ * ASCII, two bytes for all 2.6 MB when a single one is not. esbuild escapes every other character in code
+ * (strings, regular expressions, names) but copies comments as written, and some of ours and of the
+ * dependencies hold `§`, `→`, `’`. Those are written as `\u{…}` instead. That this changes no code is
+ * checked, not assumed: esbuild, printing both without comments, must print the same program.
+ */
+async function asciiOnly(file) {
+  const text = readFileSync(file, 'utf8');
+  const outsideAscii = /[^\x00-\x7f]/gu;
+  if (!outsideAscii.test(text)) return;
+  const ascii = text.replace(outsideAscii, (char) => `\\u{${char.codePointAt(0).toString(16)}}`);
+  const program = async (source) => (await transform(source, { minifyWhitespace: true, logLevel: 'silent' })).code;
+  if ((await program(ascii)) !== (await program(text))) throw new Error(`bundle: ${file}: writing its characters outside ASCII as escapes would change its code`);
+  writeFileSync(file, ascii);
+}
 
 /**
  * Serve once (memory store, on a free loopback port) until it answers what a router asks first, then stop

@@ -1,7 +1,8 @@
-// The binary's code cache (docs/operations.md "Start-up"): the build leaves one made by a start with
-// Node's default flags, which a default start uses as it is; a start with other flags, or one whose
-// cache V8 refuses, runs the same and leaves a cache that fits it. Run on a copy of the built command
-// (bin/, dist/bundle/, package.json), so the dist/ other tests run is never touched.
+// The binary's code cache and its script (docs/operations.md "Start-up"): the build leaves a cache made
+// by a start with Node's default flags, which a default start uses as it is; a start with other flags, or
+// one whose cache V8 refuses, runs the same and leaves a cache that fits it; the scripts are ASCII only.
+// Run on a copy of the built command (bin/, dist/bundle/, package.json), so the dist/ other tests run is
+// never touched.
 import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -91,5 +92,15 @@ describe('the code cache of bin/poolscope.js', () => {
     expect(replaced.length).toBeGreaterThan(1000);
     // No half-written file is left beside it.
     expect(readdirSync(join(copy, 'dist', 'bundle')).filter((name) => name.includes('.v8cache.'))).toEqual([]);
+  });
+});
+
+describe('the bundled scripts', () => {
+  // V8 holds a script's source one byte a character only when every character is ASCII: a single `§` in a
+  // comment made the whole 2.6 MB bundle two bytes a character in every replica's heap (scripts/bundle.mjs).
+  it.each(['poolscope.cjs', 'kube.cjs'])('%s is ASCII throughout', (name) => {
+    const bytes = readFileSync(join(copy, 'dist', 'bundle', name));
+    expect(bytes.length).toBeGreaterThan(100_000);
+    expect(bytes.findIndex((byte) => byte > 0x7f)).toBe(-1);
   });
 });
