@@ -177,7 +177,9 @@ export function entered(context: PoolContext, event: { type: string }, to: PoolS
   if (context.state === to) return {};
   const at = 'at' in event && typeof event.at === 'number' ? event.at : context.since;
   const entry: PoolTransition = { at, event: event.type, from: context.state, to };
-  const history = [...context.history, entry];
+  // concat, not a spread: a spread's array is grown as by push, 17 slots for one entry, and every pool
+  // keeps its history (docs/design.md "Memory per pool"); concat allocates the entries it holds.
+  const history = context.history.concat([entry]);
   if (history.length > context.historyLimit) history.splice(0, history.length - context.historyLimit);
   return { state: to, since: at, history };
 }
